@@ -1,0 +1,65 @@
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import { registerDocs } from './http/docs.js';
+import { registerErrorHandling } from './http/errors.js';
+import { ListRunner } from './http/list.js';
+import { registerValidation } from './http/validation.js';
+import healthRoutes from './modules/system/health.js';
+import './types.js';
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export type AppDeps = {
+  config: Config;
+  database: Database;
+  /** A pino logger or logger options; tests pass a capture stream. */
+  logger?: boolean | object;
+};
+
+/** Paths of secrets pino must never write. */
+export const LOG_REDACTIONS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.token',
+  '*.secret',
+];
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, database } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } },
+    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' && req.headers['x-request-id'].length <= 100 ? req.headers['x-request-id'] : uuidv7()),
+    trustProxy: config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.decorate('lists', new ListRunner(database.db));
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  registerValidation(app);
+  registerErrorHandling(app);
+  // The API answers JSON; the only HTML page is the docs reference, whose inline scripts a strict CSP would block.
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  await app.register(cors, { origin: config.allowedOrigins.length ? config.allowedOrigins : false, credentials: true });
+  await app.register(cookie);
+  await registerDocs(app);
+
+  await app.register(healthRoutes);
+  return app;
+}

@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** Thrown when an environment variable does not parse; the message names the variable. */
+export class ConfigError extends Error {}
+
+export type Config = {
+  nodeEnv: string;
+  production: boolean;
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  authSecret: string;
+  cronSecret: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  adminEmail: string;
+  adminPassword: string | undefined;
+  trustProxy: boolean | string;
+  allowedOrigins: string[];
+  authRateLimit: number;
+  writeRateLimit: number;
+  readRateLimit: number;
+  bcryptCost: number;
+  sessionTtlHours: number;
+  activityLogRetentionDays: number;
+  uploadDir: string;
+  uploadMaxBytes: number;
+  logLevel: string;
+};
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (${protocols.join(', ')}), got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol.replace(/:$/, ''))) {
+    throw new ConfigError(`${name} must use one of ${protocols.join(', ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+function email(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim() || fallback;
+  if (!/^[^\s@]+@[^\s@]+$/.test(raw)) throw new ConfigError(`${name} must be an e-mail address, got "${raw}"`);
+  return raw.toLowerCase();
+}
+
+/** Development secret: generated once and kept in DATA_DIR so sessions survive restarts. */
+function developmentSecret(dataDir: string): string {
+  const file = join(dataDir, 'auth-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+/** Reads `.env` from the working directory (real environment variables win). */
+export function loadDotEnv(file = resolve('.env')): void {
+  if (existsSync(file)) process.loadEnvFile(file);
+}
+
+/** The only reader of the environment: typed, validated; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV?.trim() || 'development';
+  const production = nodeEnv === 'production';
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST?.trim() || '0.0.0.0';
+  const baseUrl = (url(env, 'BASE_URL', ['http', 'https']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const dataDir = resolve(env.DATA_DIR?.trim() || './data');
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);
+  const redisUrl = url(env, 'REDIS_URL', ['redis', 'rediss']);
+  const smtpUrl = url(env, 'SMTP_URL', ['smtp', 'smtps']);
+
+  let authSecret = env.AUTH_SECRET?.trim();
+  if (authSecret !== undefined && authSecret.length > 0 && authSecret.length < 32) {
+    throw new ConfigError('AUTH_SECRET must be at least 32 characters long');
+  }
+  if (!authSecret) {
+    if (production) throw new ConfigError('AUTH_SECRET is required when NODE_ENV=production');
+    authSecret = developmentSecret(dataDir);
+  }
+
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const trustProxyRaw = env.TRUST_PROXY?.trim();
+  let trustProxy: boolean | string = false;
+  if (trustProxyRaw && !['false', '0', 'no'].includes(trustProxyRaw.toLowerCase())) {
+    trustProxy = ['true', '1', 'yes'].includes(trustProxyRaw.toLowerCase()) ? true : trustProxyRaw;
+  }
+
+  const origins = (env.ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  for (const origin of origins) {
+    try {
+      new URL(origin);
+    } catch {
+      throw new ConfigError(`ALLOWED_ORIGINS must be a comma-separated list of origins, got "${origin}"`);
+    }
+  }
+
+  return {
+    nodeEnv,
+    production,
+    port,
+    host,
+    baseUrl,
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    authSecret,
+    cronSecret: env.CRON_SECRET?.trim() || undefined,
+    smtpUrl,
+    mailFrom: env.MAIL_FROM?.trim() || 'Property Management <no-reply@localhost>',
+    adminEmail: email(env, 'ADMIN_EMAIL', 'admin@example.com'),
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    trustProxy,
+    allowedOrigins: origins,
+    authRateLimit: integer(env, 'AUTH_RATE_LIMIT', 5, 1, 1_000_000),
+    writeRateLimit: integer(env, 'WRITE_RATE_LIMIT', 30, 1, 1_000_000),
+    readRateLimit: integer(env, 'READ_RATE_LIMIT', 100, 1, 1_000_000),
+    bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 16),
+    sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 168, 1, 24 * 366),
+    activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),
+    uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
+    uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
+    logLevel,
+  };
+}

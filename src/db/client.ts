@@ -1,0 +1,102 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import type { Logger as DrizzleLogger } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import pg from 'pg';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+/** The drizzle database, whichever driver is underneath (both speak the same PostgreSQL). */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Anything a query can run on: the database or an open transaction. */
+export type Executor = Db | Tx;
+
+export type Database = {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  /** Raw parameterised SQL, for pg-boss's executor and health checks. */
+  execute(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  /** Resolves when the database answers within the timeout; rejects otherwise. */
+  ping(timeoutMs?: number): Promise<void>;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** Observers of every SQL statement drizzle sends (tests count queries with it). */
+  queryObservers: Set<(sql: string) => void>;
+  /** Told about connection errors outside any query (a server going away). */
+  onError?: (err: Error) => void;
+};
+
+const MIGRATIONS = fileURLToPath(new URL('../../drizzle', import.meta.url));
+/** Serialises migrations when several instances start against one PostgreSQL server. */
+const MIGRATION_LOCK = 72_707_001;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`database did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export type DatabaseOptions = {
+  /** postgres:// URL; without it an embedded PGlite database is used. */
+  url?: string;
+  /** PGlite data directory; `memory://` for a throwaway database. */
+  dataDir?: string;
+};
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const queryObservers = new Set<(sql: string) => void>();
+  const logger: DrizzleLogger = { logQuery: (query) => queryObservers.forEach((observe) => observe(query)) };
+
+  if (options.url) {
+    const pool = new pg.Pool({ connectionString: options.url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+    // An idle client losing its server must not crash the process; health reports it instead.
+    pool.on('error', (err) => database.onError?.(err));
+    const db = drizzlePg(pool, { schema, logger }) as unknown as Db;
+    const execute = async (text: string, values?: unknown[]) => pool.query(text, values as any[]);
+    const database: Database = {
+      kind: 'postgres',
+      db,
+      execute,
+      ping: (ms = 2000) => withTimeout(execute('select 1'), ms).then(() => undefined),
+      async migrate() {
+        const client = await pool.connect();
+        try {
+          await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+          await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS });
+        } finally {
+          await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+          client.release();
+        }
+      },
+      close: () => pool.end(),
+      queryObservers,
+    };
+    return database;
+  }
+
+  const dataDir = options.dataDir ?? 'memory://';
+  if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir);
+  const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
+  const execute = async (text: string, values?: unknown[]) => client.query<any>(text, values as any[]);
+  return {
+    kind: 'pglite',
+    db,
+    execute,
+    ping: (ms = 2000) => (client.closed ? Promise.reject(new Error('database is closed')) : withTimeout(execute('select 1'), ms).then(() => undefined)),
+    migrate: () => migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS }),
+    close: async () => {
+      if (!client.closed) await client.close();
+    },
+    queryObservers,
+  };
+}

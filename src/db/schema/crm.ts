@@ -1,0 +1,147 @@
+import { type AnyPgColumn, index, numeric, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, id, ts, updatedAt } from './common.js';
+import { projects } from './cms.js';
+import { users } from './iam.js';
+
+export const LEAD_SOURCES = ['website', 'referral', 'event', 'social'] as const;
+export const LEAD_STATUSES = ['new', 'contacted', 'qualified', 'converted', 'lost'] as const;
+export const UNIT_STATUSES = ['available', 'reserved', 'sold'] as const;
+export const RESERVATION_STATUSES = ['pending', 'confirmed', 'cancelled'] as const;
+export const PAYMENT_STATUSES = ['unpaid', 'partial', 'paid'] as const;
+export const INQUIRY_STATUSES = ['unread', 'read', 'responded', 'closed'] as const;
+export const SUBSCRIPTION_STATUSES = ['subscribed', 'unsubscribed'] as const;
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sent'] as const;
+export const DELIVERY_STATUSES = ['pending', 'sent', 'failed'] as const;
+
+const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: 'number' });
+const newestFirst = (name: string, t: { created_at: any; id: any }) =>
+  index(`${name}_created_idx`).on(t.created_at.desc(), t.id.desc());
+
+export const leads = pgTable('leads', {
+  id: id(),
+  first_name: text('first_name').notNull(),
+  last_name: text('last_name').notNull(),
+  email: text('email'),
+  phone: text('phone'),
+  source: text('source', { enum: LEAD_SOURCES }).notNull().default('website'),
+  status: text('status', { enum: LEAD_STATUSES }).notNull().default('new'),
+  interest: text('interest'),
+  notes: text('notes'),
+  assigned_to: uuid('assigned_to').references(() => users.id),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  newestFirst('leads', t),
+  index('leads_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+  index('leads_source_idx').on(t.source, t.created_at.desc(), t.id.desc()),
+  index('leads_assigned_idx').on(t.assigned_to, t.created_at.desc(), t.id.desc()),
+  index('leads_last_name_idx').on(t.last_name, t.id),
+]);
+
+export const inventoryUnits = pgTable('inventory_units', {
+  id: id(),
+  project_id: uuid('project_id').notNull().references(() => projects.id, { onDelete: 'restrict' }),
+  inventory_code: text('inventory_code').notNull(),
+  block: text('block').notNull(),
+  lot: text('lot').notNull(),
+  house_model: text('house_model'),
+  floor_area: numeric('floor_area', { precision: 12, scale: 2, mode: 'number' }),
+  lot_area: numeric('lot_area', { precision: 12, scale: 2, mode: 'number' }),
+  price: money('price').notNull(),
+  status: text('status', { enum: UNIT_STATUSES }).notNull().default('available'),
+  sold_to: uuid('sold_to').references((): AnyPgColumn => reservations.id, { onDelete: 'set null' }),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  uniqueIndex('inventory_units_project_block_lot_key').on(t.project_id, t.block, t.lot),
+  newestFirst('inventory_units', t),
+  index('inventory_units_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+  index('inventory_units_code_idx').on(t.inventory_code, t.id),
+  index('inventory_units_block_idx').on(t.block, t.created_at.desc()),
+  index('inventory_units_house_model_idx').on(t.house_model, t.created_at.desc()),
+]);
+
+export const reservations = pgTable('reservations', {
+  id: id(),
+  inventory_id: uuid('inventory_id').references((): AnyPgColumn => inventoryUnits.id, { onDelete: 'set null' }),
+  project_name: text('project_name'),
+  client_name: text('client_name').notNull(),
+  contact_number: text('contact_number'),
+  email: text('email'),
+  reservation_date: ts('reservation_date').notNull().defaultNow(),
+  status: text('status', { enum: RESERVATION_STATUSES }).notNull().default('pending'),
+  payment_status: text('payment_status', { enum: PAYMENT_STATUSES }).notNull().default('unpaid'),
+  notes: text('notes'),
+  created_by: uuid('created_by').references(() => users.id),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  newestFirst('reservations', t),
+  index('reservations_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+  index('reservations_payment_idx').on(t.payment_status, t.created_at.desc(), t.id.desc()),
+  index('reservations_project_idx').on(t.project_name, t.created_at.desc()),
+  index('reservations_inventory_idx').on(t.inventory_id),
+]);
+
+export const inquiries = pgTable('inquiries', {
+  id: id(),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+  phone: text('phone'),
+  subject: text('subject').notNull(),
+  message: text('message').notNull(),
+  status: text('status', { enum: INQUIRY_STATUSES }).notNull().default('unread'),
+  responded_by: uuid('responded_by').references(() => users.id),
+  response: text('response'),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  newestFirst('inquiries', t),
+  index('inquiries_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+]);
+
+export const newsletterSubscriptions = pgTable('newsletter_subscriptions', {
+  id: id(),
+  email: text('email').notNull(),
+  name: text('name'),
+  status: text('status', { enum: SUBSCRIPTION_STATUSES }).notNull().default('subscribed'),
+  subscribed_at: ts('subscribed_at').notNull().defaultNow(),
+  unsubscribed_at: ts('unsubscribed_at'),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  uniqueIndex('newsletter_subscriptions_email_key').on(t.email),
+  index('newsletter_subscriptions_subscribed_idx').on(t.subscribed_at.desc(), t.id.desc()),
+  index('newsletter_subscriptions_status_idx').on(t.status, t.subscribed_at.desc(), t.id.desc()),
+]);
+
+export const campaigns = pgTable('campaigns', {
+  id: id(),
+  name: text('name').notNull(),
+  subject: text('subject').notNull(),
+  content: text('content').notNull(),
+  recipients: text('recipients').array().notNull(),
+  status: text('status', { enum: CAMPAIGN_STATUSES }).notNull().default('draft'),
+  scheduled_at: ts('scheduled_at'),
+  sent_at: ts('sent_at'),
+  created_by: uuid('created_by').references(() => users.id),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  newestFirst('campaigns', t),
+  index('campaigns_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+]);
+
+/** One row per (campaign, recipient): the guarantee that nobody gets a campaign twice, across crashes. */
+export const campaignDeliveries = pgTable('campaign_deliveries', {
+  id: id(),
+  campaign_id: uuid('campaign_id').notNull().references(() => campaigns.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  status: text('status', { enum: DELIVERY_STATUSES }).notNull().default('pending'),
+  error: text('error'),
+  sent_at: ts('sent_at'),
+  created_at: createdAt(),
+}, (t) => [
+  uniqueIndex('campaign_deliveries_campaign_email_key').on(t.campaign_id, t.email),
+  index('campaign_deliveries_pending_idx').on(t.campaign_id, t.status, t.id),
+]);

@@ -1,0 +1,122 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, id, ts, updatedAt } from './common.js';
+
+export const MODULES = ['cms', 'crm', 'iam'] as const;
+export type ModuleName = (typeof MODULES)[number];
+export const ACTIONS = ['create', 'update', 'delete'] as const;
+
+export const departments = pgTable('departments', {
+  id: id(),
+  name: text('name').notNull(),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [uniqueIndex('departments_name_key').on(sql`lower(${t.name})`)]);
+
+/**
+ * Better Auth's user model (its field names are the object keys) plus our columns.
+ * Deleted users are kept as tombstones (deletedAt set, e-mail released) so records that name them keep the name.
+ */
+export const users = pgTable('users', {
+  id: id(),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+  emailVerified: boolean('email_verified').notNull().default(false),
+  image: text('image'),
+  twoFactorEnabled: boolean('two_factor_enabled').notNull().default(false),
+  departmentId: uuid('department_id').references(() => departments.id, { onDelete: 'restrict' }),
+  deletedAt: ts('deleted_at'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  uniqueIndex('users_email_key').on(t.email),
+  index('users_created_idx').on(t.createdAt.desc(), t.id.desc()).where(sql`${t.deletedAt} is null`),
+  index('users_name_idx').on(t.name, t.id).where(sql`${t.deletedAt} is null`),
+  index('users_department_idx').on(t.departmentId, t.createdAt.desc()),
+]);
+
+export const sessions = pgTable('sessions', {
+  id: id(),
+  token: text('token').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  ipAddress: text('ip_address'),
+  userAgent: text('user_agent'),
+  userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [uniqueIndex('sessions_token_key').on(t.token), index('sessions_user_idx').on(t.userId)]);
+
+export const accounts = pgTable('accounts', {
+  id: id(),
+  accountId: text('account_id').notNull(),
+  providerId: text('provider_id').notNull(),
+  userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  accessToken: text('access_token'),
+  refreshToken: text('refresh_token'),
+  idToken: text('id_token'),
+  accessTokenExpiresAt: ts('access_token_expires_at'),
+  refreshTokenExpiresAt: ts('refresh_token_expires_at'),
+  scope: text('scope'),
+  password: text('password'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [index('accounts_user_idx').on(t.userId)]);
+
+export const verifications = pgTable('verifications', {
+  id: id(),
+  identifier: text('identifier').notNull(),
+  value: text('value').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [index('verifications_identifier_idx').on(t.identifier)]);
+
+export const twoFactors = pgTable('two_factors', {
+  id: id(),
+  secret: text('secret').notNull(),
+  backupCodes: text('backup_codes').notNull(),
+  userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  verified: boolean('verified').default(true),
+  failedVerificationCount: integer('failed_verification_count').default(0),
+  lockedUntil: ts('locked_until'),
+}, (t) => [index('two_factors_user_idx').on(t.userId)]);
+
+export const moduleAccess = pgTable('module_access', {
+  id: id(),
+  user_id: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  module: text('module', { enum: MODULES }).notNull(),
+  can_read: boolean('can_read').notNull().default(false),
+  can_write: boolean('can_write').notNull().default(false),
+  can_delete: boolean('can_delete').notNull().default(false),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  uniqueIndex('module_access_user_module_key').on(t.user_id, t.module),
+  check('module_access_module_check', sql`${t.module} in ('cms', 'crm', 'iam')`),
+]);
+
+export const activityLogs = pgTable('activity_logs', {
+  id: id(),
+  // No foreign key: the audit trail outlives its actors and must never block a change.
+  user_id: uuid('user_id'),
+  action: text('action', { enum: ACTIONS }).notNull(),
+  module: text('module', { enum: MODULES }).notNull(),
+  resource: text('resource').notNull(),
+  resource_id: uuid('resource_id').notNull(),
+  changes: jsonb('changes').notNull(),
+  ip_address: text('ip_address'),
+  user_agent: text('user_agent'),
+  created_at: createdAt(),
+}, (t) => [
+  index('activity_logs_created_idx').on(t.created_at.desc(), t.id.desc()),
+  index('activity_logs_user_idx').on(t.user_id, t.created_at.desc(), t.id.desc()),
+  index('activity_logs_module_idx').on(t.module, t.created_at.desc(), t.id.desc()),
+  index('activity_logs_action_idx').on(t.action, t.created_at.desc(), t.id.desc()),
+  index('activity_logs_resource_idx').on(t.resource_id),
+]);
+
+/** Change version per collection, bumped in the transaction of every mutation; keys the list-total cache. */
+export const collectionVersions = pgTable('collection_versions', {
+  collection: text('collection').primaryKey(),
+  version: bigint('version', { mode: 'number' }).notNull().default(0),
+});

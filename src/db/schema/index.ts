@@ -1,0 +1,3 @@
+export * from './iam.js';
+export * from './cms.js';
+export * from './crm.js';

@@ -1,0 +1,102 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export type ErrorBody = { error: string; message?: string; details?: Record<string, string> };
+
+/** An error with the HTTP status and body the client receives. */
+export class HttpError extends Error {
+  constructor(readonly statusCode: number, readonly body: ErrorBody, readonly headers: Record<string, string> = {}) {
+    super(body.message ?? body.error);
+  }
+}
+
+export const validationError = (details: Record<string, string>) =>
+  new HttpError(400, { error: 'Validation error', details });
+export const unauthorized = (error = 'Authentication required') => new HttpError(401, { error });
+export const forbidden = () => new HttpError(403, { error: 'Insufficient permissions' });
+export const notFound = (what = 'Resource') => new HttpError(404, { error: 'Resource not found', message: `${what} not found` });
+export const conflict = (message: string) => new HttpError(409, { error: 'Conflict', message });
+export const payloadTooLarge = (message: string) => new HttpError(413, { error: 'Payload too large', message });
+export const unsupportedMediaType = (message: string) => new HttpError(415, { error: 'Unsupported media type', message });
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new HttpError(
+    429,
+    { error: 'Too many requests', message: `Rate limit exceeded, retry in ${retryAfterSeconds} seconds` },
+    { 'retry-after': String(retryAfterSeconds) },
+  );
+export const internalError = () =>
+  new HttpError(500, { error: 'Internal server error', message: 'An unexpected error occurred' });
+
+type AjvError = { instancePath: string; keyword: string; message?: string; params: Record<string, any> };
+
+const dotted = (instancePath: string) => instancePath.split('/').filter(Boolean).join('.');
+
+function describe(error: AjvError): string {
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return 'is not an allowed field';
+    case 'required':
+      return 'is required';
+    case 'enum':
+      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'format':
+      return error.params.format === 'email' ? 'must be a valid e-mail address' : `must be a valid ${error.params.format}`;
+    case 'minLength':
+      return error.params.limit === 1 ? 'must not be empty' : `must be at least ${error.params.limit} characters`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** Ajv errors → `{field.path: message}`; for unions, the most specific message per field wins. */
+export function detailsFromAjv(errors: AjvError[], context?: string): Record<string, string> {
+  const details: Record<string, string> = {};
+  const weak = (e: AjvError) => e.keyword === 'anyOf' || e.keyword === 'oneOf' || (e.keyword === 'type' && e.params.type === 'null');
+  for (const error of [...errors].sort((a, b) => Number(weak(a)) - Number(weak(b)))) {
+    let path = dotted(error.instancePath);
+    if (error.keyword === 'additionalProperties') path = [path, error.params.additionalProperty].filter(Boolean).join('.');
+    if (error.keyword === 'required') path = [path, error.params.missingProperty].filter(Boolean).join('.');
+    if (!path) path = context === 'body' || !context ? 'body' : context;
+    details[path] ??= describe(error);
+  }
+  return details;
+}
+
+const PG_UNIQUE_VIOLATION = '23505';
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+/** Maps every failure to the contract's error bodies; nothing internal reaches the client. */
+export function registerErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError & { code?: string; constraint?: string; detail?: string }, request, reply) => {
+    let http: HttpError;
+    if (err instanceof HttpError) {
+      http = err;
+    } else if (err.validation) {
+      http = validationError(detailsFromAjv(err.validation as AjvError[], err.validationContext));
+    } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
+      http = payloadTooLarge('The request body is larger than the allowed limit');
+    } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) {
+      http = unsupportedMediaType(`Content type ${request.headers['content-type'] ?? '(none)'} is not supported`);
+    } else if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      http = validationError({ body: 'must not be empty when Content-Type is application/json' });
+    } else if (err.code?.startsWith('FST_ERR_CTP') || err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+      http = validationError({ body: 'is not valid JSON' });
+    } else if (err.code === PG_UNIQUE_VIOLATION) {
+      http = conflict('A record with the same unique value already exists');
+    } else if (err.code === PG_FOREIGN_KEY_VIOLATION) {
+      http = conflict('The record is referenced by other records or references a missing one');
+    } else if (err.statusCode === 429) {
+      http = tooManyRequests(60);
+    } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      http = new HttpError(err.statusCode, { error: err.statusCode === 404 ? 'Resource not found' : 'Bad request', message: err.message });
+    } else {
+      request.log.error({ err }, 'unhandled error');
+      http = internalError();
+    }
+    if (http.statusCode >= 500 && err instanceof HttpError) request.log.error({ err }, 'server error');
+    return reply.code(http.statusCode).headers(http.headers).send(http.body);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: 'Resource not found', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}

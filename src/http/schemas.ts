@@ -1,0 +1,45 @@
+import { type TSchema, Type, type TObject, type TProperties } from '@sinclair/typebox';
+
+/** Shared schema pieces: one declaration validates, serialises and documents. */
+export const Uuid = (options: object = {}) => Type.String({ format: 'uuid', ...options });
+export const Timestamp = (options: object = {}) => Type.String({ format: 'date-time', ...options });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Text = (options: object = {}) => Type.String({ maxLength: 10_000, ...options });
+export const RequiredText = (options: object = {}) => Type.String({ minLength: 1, maxLength: 500, ...options });
+export const Email = () => Type.String({ format: 'email', maxLength: 254 });
+export const StringEnum = <T extends readonly string[]>(values: T, options: object = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+export const Strict = <T extends TProperties>(properties: T, options: object = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
+/** Every field optional and no unknown ones: the body of a PATCH. */
+export const PartialStrict = <T extends TObject>(schema: T) => Type.Partial(schema, { additionalProperties: false, minProperties: 1 });
+
+export const IdParams = Strict({ id: Uuid() });
+export const Message = Strict({ message: Type.String() });
+export const Created = Strict({ id: Uuid(), message: Type.String() });
+
+const ErrorBody = Type.Object({
+  error: Type.String(),
+  message: Type.Optional(Type.String()),
+  details: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
+
+/** Error responses every guarded route can give, for the OpenAPI document. */
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  429: ErrorBody,
+};
+export { ErrorBody };
+
+export const Pagination = Type.Object({
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  totalPages: Type.Integer(),
+});
+
+export const Paginated = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), pagination: Pagination });

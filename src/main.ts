@@ -1,0 +1,53 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, loadDotEnv } from './config.js';
+import { openDatabase } from './db/client.js';
+
+/** Process entry: config → database → migrations → app → listen → signals. */
+async function main() {
+  loadDotEnv();
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite` });
+  await database.migrate();
+  const app = await buildApp({ config, database });
+  database.onError = (err) => app.log.error({ err }, 'database connection error');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      app.log.error('requests still in flight after 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    try {
+      await app.close();
+      await database.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ database: database.kind, baseUrl: config.baseUrl }, 'service ready');
+}
+
+main().catch((err) => {
+  process.stderr.write(`Start-up failed: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});
