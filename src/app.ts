@@ -6,10 +6,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDef
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { createAuth } from './auth/auth.js';
+import { enforceModuleGuards } from './auth/guard.js';
+import authRoutes from './auth/routes.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
 import { ListRunner } from './http/list.js';
 import { registerValidation } from './http/validation.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
 import healthRoutes from './modules/system/health.js';
 import './types.js';
 
@@ -20,6 +24,8 @@ export type AppDeps = {
   database: Database;
   /** A pino logger or logger options; tests pass a capture stream. */
   logger?: boolean | object;
+  /** Mail transport; by default SMTP_URL or the outbox. */
+  mailer?: Mailer;
 };
 
 /** Paths of secrets pino must never write. */
@@ -48,6 +54,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('lists', new ListRunner(database.db));
+  const mailer = deps.mailer ?? createMailer(config, app.log);
+  app.decorate('mailer', mailer);
+  app.decorate('auth', createAuth(config, database, mailer, app.log));
+  app.addHook('onClose', async () => mailer.close());
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -60,6 +70,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(cookie);
   await registerDocs(app);
 
+  enforceModuleGuards(app);
   await app.register(healthRoutes);
+  await app.register(authRoutes);
   return app;
 }

@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
+import { ensureFirstAdmin } from './auth/accounts.js';
 import { openDatabase } from './db/client.js';
 
 /** Process entry: config → database → migrations → app → listen → signals. */
@@ -20,6 +21,7 @@ async function main() {
   await database.migrate();
   const app = await buildApp({ config, database });
   database.onError = (err) => app.log.error({ err }, 'database connection error');
+  await ensureFirstAdmin(database, config, app.log);
 
   let stopping = false;
   const stop = async (signal: string) => {

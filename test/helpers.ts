@@ -98,3 +98,38 @@ export async function countQueries(database: Database, pattern: RegExp, fn: () =
   }
   return count;
 }
+
+export type Grants = Partial<Record<'cms' | 'crm' | 'iam', string>>;
+
+let userCounter = 0;
+
+/**
+ * Creates a user directly in the database with the given module grants ('r', 'w', 'd' letters per module,
+ * e.g. {cms: 'rwd', iam: 'r'}), signs them in through the API and returns their bearer headers.
+ */
+export async function createUser(ctx: TestContext, grants: Grants = {}, fields: { email?: string; name?: string; password?: string } = {}) {
+  const { insertUserWithPassword } = await import('../src/auth/accounts.js');
+  const { bcryptHasher } = await import('../src/auth/passwords.js');
+  const { moduleAccess } = await import('../src/db/schema/index.js');
+  const email = fields.email ?? `user${++userCounter}-${Date.now()}@example.com`;
+  const password = fields.password ?? 'Passw0rd!';
+  const hash = await bcryptHasher(ctx.config.bcryptCost).hash(password);
+  const user = await insertUserWithPassword(ctx.database.db, { email, name: fields.name ?? `User ${userCounter}`, emailVerified: true }, hash);
+  const rows = Object.entries(grants).map(([module, letters]) => ({
+    user_id: user.id,
+    module: module as 'cms' | 'crm' | 'iam',
+    can_read: letters!.includes('r'),
+    can_write: letters!.includes('w'),
+    can_delete: letters!.includes('d'),
+  }));
+  if (rows.length) await ctx.database.db.insert(moduleAccess).values(rows);
+  const token = await login(ctx, email, password);
+  return { id: user.id, email, name: user.name, password, token, headers: { authorization: `Bearer ${token}` } };
+}
+
+/** Signs in through the API and returns the session token. */
+export async function login(ctx: TestContext, email: string, password: string): Promise<string> {
+  const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } });
+  if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
+  return res.json().session.token;
+}

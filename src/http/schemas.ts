@@ -2,7 +2,10 @@ import { type TSchema, Type, type TObject, type TProperties } from '@sinclair/ty
 
 /** Shared schema pieces: one declaration validates, serialises and documents. */
 export const Uuid = (options: object = {}) => Type.String({ format: 'uuid', ...options });
-export const Timestamp = (options: object = {}) => Type.String({ format: 'date-time', ...options });
+/** A timestamp in an answer: Date values are serialised as ISO 8601 UTC with milliseconds. */
+export const Timestamp = (options: object = {}) => Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', ...options });
+/** A timestamp in a request: any ISO 8601 form with a zone. */
+export const TimestampInput = (options: object = {}) => Type.String({ format: 'date-time', ...options });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Text = (options: object = {}) => Type.String({ maxLength: 10_000, ...options });
 export const RequiredText = (options: object = {}) => Type.String({ minLength: 1, maxLength: 500, ...options });

@@ -1,0 +1,245 @@
+import { Type } from '@sinclair/typebox';
+import { APIError } from 'better-auth/api';
+import { and, eq, ne } from 'drizzle-orm';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../app.js';
+import { departments, sessions, twoFactors, users } from '../db/schema/index.js';
+import { conflict, unauthorized, validationError } from '../http/errors.js';
+import { Email, ErrorBody, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
+import { authHeaders } from './auth.js';
+import { currentPrincipal, requireSession } from './guard.js';
+import { passwordProblem } from './passwords.js';
+
+const SessionAnswer = Strict({
+  user: Strict({ id: Uuid(), email: Type.String(), name: Type.String() }),
+  session: Strict({ token: Type.String(), expiresAt: Timestamp() }),
+});
+const Password = Type.String({ minLength: 1, maxLength: 1024 });
+const errors = { 400: ErrorBody, 401: ErrorBody, 409: ErrorBody, 429: ErrorBody };
+const SESSION_COOKIE = /(?:^|;\s*)((?:__Secure-)?better-auth\.session_token)=([^;]*)/;
+
+/** Forwards the cookies Better Auth set (session, two-factor challenge, their expiry) to the client. */
+function forwardCookies(reply: FastifyReply, headers: Headers, skip?: (cookie: string) => boolean) {
+  const cookies = headers.getSetCookie().filter((cookie) => !skip?.(cookie));
+  if (cookies.length) reply.header('set-cookie', cookies);
+}
+
+/** Better Auth's code for a failure, if it is one of its errors. */
+const codeOf = (err: unknown) => (err instanceof APIError ? String((err.body as any)?.code ?? err.status) : undefined);
+
+const headersWithout = (request: FastifyRequest, keep: RegExp) => {
+  const headers = authHeaders(request);
+  headers.delete('authorization');
+  const cookie = request.headers.cookie ?? '';
+  headers.set('cookie', cookie.split(/;\s*/).filter((c) => keep.test(c)).join('; '));
+  return headers;
+};
+
+/** CONTRACT §4: thin adapters over Better Auth's server API; no other Better Auth endpoint is reachable. */
+export default async function authRoutes(app: App) {
+  const { auth, database } = app;
+  const tags = ['auth'];
+
+  const sessionAnswer = async (token: string, user: { id: string; email: string; name: string }) => {
+    const [row] = await database.db.select({ expiresAt: sessions.expiresAt }).from(sessions).where(eq(sessions.token, token));
+    return { user: { id: user.id, email: user.email, name: user.name }, session: { token, expiresAt: row?.expiresAt ?? new Date() } };
+  };
+
+  app.post('/api/auth/login', {
+    config: { rateBucket: 'auth' },
+    schema: {
+      tags, summary: 'Sign in with e-mail and password', security: [],
+      body: Strict({ email: Email(), password: Password }),
+      response: { 200: Type.Union([SessionAnswer, Strict({ twoFactorRequired: Type.Literal(true) })]), ...errors },
+    },
+  }, async (request, reply) => {
+    const { email, password } = request.body;
+    try {
+      const { headers, response } = await auth.api.signInEmail({
+        body: { email: email.toLowerCase(), password },
+        headers: headersWithout(request, /^$/),
+        returnHeaders: true,
+      });
+      forwardCookies(reply, headers);
+      if ((response as any).twoFactorRedirect) return { twoFactorRequired: true as const };
+      const signedIn = response as { token: string; user: { id: string; email: string; name: string } };
+      return await sessionAnswer(signedIn.token, signedIn.user);
+    } catch (err) {
+      if (err instanceof APIError) throw unauthorized('Invalid email or password');
+      throw err;
+    }
+  });
+
+  app.post('/api/auth/verify-2fa', {
+    config: { rateBucket: 'auth' },
+    schema: {
+      tags, summary: 'Complete a two-factor sign-in with a TOTP code or a backup code', security: [],
+      body: Strict({ code: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })), backupCode: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+      response: { 200: SessionAnswer, ...errors },
+    },
+  }, async (request, reply) => {
+    const { code, backupCode } = request.body;
+    if ((code === undefined) === (backupCode === undefined)) throw validationError({ code: 'send either code or backupCode' });
+    // Only the challenge cookie: a signed-in caller must not turn this into a two-factor confirmation.
+    const headers = headersWithout(request, /^(?:__Secure-)?better-auth\.two_factor=/);
+    try {
+      const result = code !== undefined
+        ? await auth.api.verifyTOTP({ body: { code }, headers, returnHeaders: true })
+        : await auth.api.verifyBackupCode({ body: { code: backupCode! }, headers, returnHeaders: true });
+      forwardCookies(reply, result.headers);
+      const verified = result.response as { token: string; user: { id: string; email: string; name: string } };
+      return await sessionAnswer(verified.token, verified.user);
+    } catch (err) {
+      const failure = codeOf(err);
+      if (failure === 'INVALID_CODE' || failure === 'INVALID_BACKUP_CODE') throw unauthorized('Invalid code');
+      if (failure) throw unauthorized('Two-factor challenge missing, expired or locked: sign in again');
+      throw err;
+    }
+  });
+
+  app.post('/api/auth/logout', {
+    onRequest: requireSession(app),
+    schema: { tags, summary: 'End the current session', response: { 200: Message, ...errors } },
+  }, async (request, reply) => {
+    const { headers } = await auth.api.signOut({ headers: authHeaders(request), returnHeaders: true });
+    forwardCookies(reply, headers);
+    return { message: 'Signed out' };
+  });
+
+  app.post('/api/auth/forgot-password', {
+    config: { rateBucket: 'auth' },
+    schema: { tags, summary: 'E-mail a password reset link (same answer whether or not the address exists)', security: [], body: Strict({ email: Email() }), response: { 200: Message, ...errors } },
+  }, async (request) => {
+    try {
+      await auth.api.requestPasswordReset({ body: { email: request.body.email.toLowerCase(), redirectTo: `${app.config.baseUrl}/reset-password` } });
+    } catch (err) {
+      request.log.error({ err: { message: (err as Error).message } }, 'password reset request failed');
+    }
+    return { message: 'If the address belongs to an account, a password reset link has been sent to it' };
+  });
+
+  app.post('/api/auth/reset-password', {
+    config: { rateBucket: 'auth' },
+    schema: { tags, summary: 'Set a new password with a reset token; ends every session of the user', security: [], body: Strict({ token: Type.String({ minLength: 1, maxLength: 512 }), password: Password }), response: { 200: Message, ...errors } },
+  }, async (request) => {
+    const problem = passwordProblem(request.body.password);
+    if (problem) throw validationError({ password: problem }); // checked first: a refused attempt keeps the token usable
+    try {
+      await auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } });
+    } catch (err) {
+      if (err instanceof APIError) throw validationError({ token: 'is invalid, already used or expired' });
+      throw err;
+    }
+    return { message: 'Password updated; sign in with the new password' };
+  });
+
+  app.post('/api/auth/change-password', {
+    config: { rateBucket: 'auth' },
+    onRequest: requireSession(app),
+    schema: { tags, summary: "Change the signed-in user's password; their other sessions end", body: Strict({ currentPassword: Password, newPassword: Password }), response: { 200: Message, ...errors } },
+  }, async (request) => {
+    const principal = await currentPrincipal(app, request);
+    const problem = passwordProblem(request.body.newPassword);
+    if (problem) throw validationError({ newPassword: problem });
+    try {
+      await auth.api.changePassword({ body: { currentPassword: request.body.currentPassword, newPassword: request.body.newPassword, revokeOtherSessions: false }, headers: authHeaders(request) });
+    } catch (err) {
+      if (codeOf(err) === 'INVALID_PASSWORD') throw validationError({ currentPassword: 'is not the current password' });
+      throw err;
+    }
+    // Other sessions end; the calling one stays valid (Better Auth's own revocation would rotate it too).
+    await database.db.delete(sessions).where(and(eq(sessions.userId, principal.user.id), ne(sessions.id, principal.session.id)));
+    return { message: 'Password changed' };
+  });
+
+  app.get('/api/auth/session', {
+    onRequest: requireSession(app),
+    schema: {
+      tags, summary: 'The signed-in user, their session and their module permissions',
+      response: {
+        200: Strict({
+          user: Strict({
+            id: Uuid(), email: Type.String(), name: Type.String(), image: Nullable(Type.String()), emailVerified: Type.Boolean(),
+            twoFactorEnabled: Type.Boolean(), department: Nullable(Strict({ id: Uuid(), name: Type.String() })),
+          }),
+          session: Strict({ expiresAt: Timestamp() }),
+          permissions: Type.Array(Strict({ module: Type.String(), can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean() })),
+        }),
+        ...errors,
+      },
+    },
+  }, async (request) => {
+    const principal = await currentPrincipal(app, request);
+    const [row] = await database.db
+      .select({ department: { id: departments.id, name: departments.name } })
+      .from(users)
+      .leftJoin(departments, eq(departments.id, users.departmentId))
+      .where(eq(users.id, principal.user.id));
+    return {
+      user: { ...principal.user, department: row?.department ?? null },
+      session: { expiresAt: principal.session.expiresAt },
+      permissions: principal.permissions,
+    };
+  });
+
+  const twoFactorPassword = async (request: FastifyRequest, call: () => Promise<unknown>) => {
+    try {
+      return await call();
+    } catch (err) {
+      if (codeOf(err) === 'INVALID_PASSWORD') throw validationError({ password: 'is not the current password' });
+      throw err;
+    }
+  };
+
+  app.post('/api/auth/two-factor/enable', {
+    config: { rateBucket: 'auth' },
+    onRequest: requireSession(app),
+    schema: {
+      tags, summary: 'Start enabling two-factor: returns the TOTP URI and 10 backup codes; pending until confirmed',
+      body: Strict({ password: Password }),
+      response: { 200: Strict({ totpURI: Type.String(), backupCodes: Type.Array(Type.String()) }), ...errors },
+    },
+  }, async (request) => {
+    const principal = await currentPrincipal(app, request);
+    if (principal.user.twoFactorEnabled) throw conflict('Two-factor authentication is already enabled; disable it first to set it up again');
+    const result = (await twoFactorPassword(request, () =>
+      auth.api.enableTwoFactor({ body: { password: request.body.password }, headers: authHeaders(request) }),
+    )) as { totpURI: string; backupCodes: string[] };
+    return { totpURI: result.totpURI, backupCodes: result.backupCodes };
+  });
+
+  app.post('/api/auth/two-factor/confirm', {
+    config: { rateBucket: 'auth' },
+    onRequest: requireSession(app),
+    schema: { tags, summary: 'Confirm two-factor with a code from the authenticator; from now on sign-in asks for a code', body: Strict({ code: Type.String({ minLength: 1, maxLength: 32 }) }), response: { 200: Message, ...errors } },
+  }, async (request, reply) => {
+    const principal = await currentPrincipal(app, request);
+    if (principal.user.twoFactorEnabled) throw conflict('Two-factor authentication is already enabled');
+    const [pending] = await database.db.select({ id: twoFactors.id }).from(twoFactors).where(eq(twoFactors.userId, principal.user.id));
+    if (!pending) throw conflict('Start with POST /api/auth/two-factor/enable');
+    let headers: Headers;
+    try {
+      ({ headers } = await auth.api.verifyTOTP({ body: { code: request.body.code }, headers: authHeaders(request), returnHeaders: true }));
+    } catch (err) {
+      if (codeOf(err) === 'INVALID_CODE') throw validationError({ code: 'is not the current code of the authenticator' });
+      throw err;
+    }
+    // Better Auth replaces the session on confirmation; the caller keeps theirs (a bearer client could not follow the new cookie).
+    const rotated = headers.getSetCookie().map((c) => SESSION_COOKIE.exec(c)?.[2]).find(Boolean);
+    const newToken = rotated ? decodeURIComponent(rotated).split('.')[0] : undefined;
+    if (newToken) await database.db.update(sessions).set({ token: principal.session.token }).where(eq(sessions.token, newToken));
+    forwardCookies(reply, headers, (cookie) => SESSION_COOKIE.test(cookie));
+    return { message: 'Two-factor authentication enabled' };
+  });
+
+  app.post('/api/auth/two-factor/disable', {
+    config: { rateBucket: 'auth' },
+    onRequest: requireSession(app),
+    schema: { tags, summary: 'Disable two-factor authentication', body: Strict({ password: Password }), response: { 200: Message, ...errors } },
+  }, async (request) => {
+    await twoFactorPassword(request, () => auth.api.disableTwoFactor({ body: { password: request.body.password }, headers: authHeaders(request) }));
+    return { message: 'Two-factor authentication disabled' };
+  });
+}
+
+

@@ -1,0 +1,28 @@
+/** E-mail templates: each gives a subject, an HTML part and a plain-text part. */
+export type Rendered = { subject: string; html: string; text: string };
+
+export const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** Wraps body HTML in a minimal, client-safe layout. */
+export const layout = (title: string, bodyHtml: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+  `<body style="font-family:Arial,Helvetica,sans-serif;line-height:1.5;color:#222;max-width:600px;margin:auto">${bodyHtml}</body></html>`;
+
+export function passwordResetMail(name: string, url: string): Rendered {
+  const subject = 'Reset your password';
+  return {
+    subject,
+    text: `Hello ${name},\n\nSomeone asked to reset the password of your account. Open this link within one hour to choose a new one:\n\n${url}\n\nIf it was not you, ignore this message: your password stays as it is.\n`,
+    html: layout(subject, `<p>Hello ${escapeHtml(name)},</p><p>Someone asked to reset the password of your account. Open this link within one hour to choose a new one:</p><p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p><p>If it was not you, ignore this message: your password stays as it is.</p>`),
+  };
+}
+
+export function welcomeMail(name: string, email: string, loginUrl: string): Rendered {
+  const subject = 'Your account is ready';
+  return {
+    subject,
+    text: `Hello ${name},\n\nAn account has been created for you (${email}). Sign in at:\n\n${loginUrl}\n\nUse the password your administrator gave you, then change it under Privacy and Security, where you can also turn on two-factor authentication.\n`,
+    html: layout(subject, `<p>Hello ${escapeHtml(name)},</p><p>An account has been created for you (${escapeHtml(email)}). Sign in at:</p><p><a href="${escapeHtml(loginUrl)}">${escapeHtml(loginUrl)}</a></p><p>Use the password your administrator gave you, then change it under Privacy and Security, where you can also turn on two-factor authentication.</p>`),
+  };
+}
