@@ -13,7 +13,15 @@ import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
 import { ListRunner } from './http/list.js';
 import { registerValidation } from './http/validation.js';
+import { purgeActivityLogs } from './audit/retention.js';
+import { registerRateLimits } from './http/rate-limit.js';
+import { startQueue, type Schedule, type Worker } from './jobs/queue.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
+import cmsModule from './modules/cms/index.js';
+import crmModule from './modules/crm/index.js';
+import iamModule from './modules/iam/index.js';
+import publicRoutes from './modules/public/index.js';
+import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
 import './types.js';
 
@@ -26,6 +34,10 @@ export type AppDeps = {
   logger?: boolean | object;
   /** Mail transport; by default SMTP_URL or the outbox. */
   mailer?: Mailer;
+  /** Run the job queue (pg-boss) with the app: on in the service, opt-in for tests. */
+  jobs?: boolean;
+  /** Rate-limit key namespace; instances sharing Redis and a namespace share their counters. */
+  rateLimitNamespace?: string;
 };
 
 /** Paths of secrets pino must never write. */
@@ -70,8 +82,37 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(cookie);
   await registerDocs(app);
 
+  await registerRateLimits(app, { namespace: deps.rateLimitNamespace });
   enforceModuleGuards(app);
+
+  // Background work: modules add their workers; the queue starts when the app is ready and stops with it.
+  const workers: Worker[] = [
+    {
+      name: 'activity-logs-retention',
+      handler: async () => {
+        const deleted = await purgeActivityLogs(database.db, config.activityLogRetentionDays);
+        app.log.info({ deleted }, 'scheduled activity log retention');
+      },
+    },
+  ];
+  const schedules: Schedule[] = [{ name: 'activity-logs-retention', cron: '17 3 * * *' }];
+  app.decorate('workers', workers);
+  app.decorate('queue', null);
+  if (deps.jobs !== false) {
+    app.addHook('onReady', async () => {
+      app.queue = await startQueue(database, app.log, workers, schedules);
+    });
+    app.addHook('preClose', async () => {
+      await app.queue?.stop({ graceful: true, wait: true, timeout: 10_000 });
+    });
+  }
+
   await app.register(healthRoutes);
+  await app.register(cronRoutes);
   await app.register(authRoutes);
+  await app.register(cmsModule);
+  await app.register(crmModule);
+  await app.register(iamModule);
+  await app.register(publicRoutes);
   return app;
 }

@@ -1,7 +1,9 @@
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import type { Auth } from './auth/auth.js';
+import type PgBoss from 'pg-boss';
 import type { ListRunner } from './http/list.js';
+import type { Worker } from './jobs/queue.js';
 import type { Mailer } from './mail/mailer.js';
 
 declare module 'fastify' {
@@ -11,6 +13,10 @@ declare module 'fastify' {
     lists: ListRunner;
     auth: Auth;
     mailer: Mailer;
+    /** Job workers modules contribute before the app is ready. */
+    workers: Worker[];
+    /** The running queue (null when jobs are off). */
+    queue: PgBoss | null;
   }
 }
 

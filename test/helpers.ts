@@ -65,11 +65,11 @@ export type TestContext = { app: App; database: Database; config: Config; close:
 /** Builds the real app on a fresh database. `env` overrides configuration variables. */
 export async function createTestApp(
   env: TestEnv = {},
-  options: { logger?: object; database?: Database; register?: (app: App) => Promise<void> | void } = {},
+  options: { logger?: object; database?: Database; register?: (app: App) => Promise<void> | void; jobs?: boolean; rateLimitNamespace?: string } = {},
 ): Promise<TestContext> {
   const config = testConfig(env);
   const database = options.database ?? (await createTestDatabase());
-  const app = await buildApp({ config, database, logger: options.logger ?? false });
+  const app = await buildApp({ config, database, logger: options.logger ?? false, jobs: options.jobs ?? false, rateLimitNamespace: options.rateLimitNamespace ?? `pms-test-${uuidv7()}-` });
   await options.register?.(app);
   await app.ready();
   return {

@@ -87,7 +87,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir);
   const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
-  const execute = async (text: string, values?: unknown[]) => client.query<any>(text, values as any[]);
+  // Without parameters a text may hold several statements (pg-boss's migrations): PGlite runs those with exec.
+  const execute = async (text: string, values?: unknown[]) => {
+    if (values?.length) return client.query<any>(text, values as any[]);
+    const results = await client.exec(text);
+    return { rows: results.at(-1)?.rows ?? [] };
+  };
   return {
     kind: 'pglite',
     db,
