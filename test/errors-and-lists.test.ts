@@ -145,7 +145,7 @@ describe('lists', () => {
     const email = await list('?q=lead7@example.com');
     expect(email.data.map((l) => l.id)).toEqual([seeded[7].id]);
     const first = await list('?q=lead2');
-    expect(first.data.map((l) => l.first_name).sort()).toEqual(['Lead2', 'Lead20', 'Lead21', 'Lead22', 'Lead23']);
+    expect(first.data.map((l) => l.first_name).sort()).toEqual(['Ann_100%', 'Lead2', 'Lead20', 'Lead21', 'Lead22', 'Lead23']); // lead24@… is Ann's e-mail
     // LIKE wildcards in q are literal characters.
     expect((await list('?q=%25')).data.map((l) => l.id)).toEqual([seeded[24].id]);
     expect((await list('?q=_')).data.map((l) => l.id)).toEqual([seeded[24].id]);

@@ -47,18 +47,36 @@ function describe(error: AjvError): string {
   }
 }
 
-/** Ajv errors → `{field.path: message}`; for unions, the most specific message per field wins. */
+/**
+ * Ajv errors → `{field.path: message}`. For unions (a nullable object, say), the most specific message wins: the
+ * union's own complaints ("must be null", "must match a schema in anyOf") are dropped when a branch reported
+ * something about the same field or a field inside it.
+ */
 export function detailsFromAjv(errors: AjvError[], context?: string): Record<string, string> {
   const details: Record<string, string> = {};
   const weak = (e: AjvError) => e.keyword === 'anyOf' || e.keyword === 'oneOf' || (e.keyword === 'type' && e.params.type === 'null');
-  for (const error of [...errors].sort((a, b) => Number(weak(a)) - Number(weak(b)))) {
+  const fallback = context === 'body' || !context ? 'body' : context;
+  const located = errors.map((error) => {
     let path = dotted(error.instancePath);
     if (error.keyword === 'additionalProperties') path = [path, error.params.additionalProperty].filter(Boolean).join('.');
     if (error.keyword === 'required') path = [path, error.params.missingProperty].filter(Boolean).join('.');
-    if (!path) path = context === 'body' || !context ? 'body' : context;
+    return { error, path: path || fallback, weak: weak(error) };
+  });
+  const specific = located.filter((e) => !e.weak).map((e) => e.path);
+  const within = (path: string, parent: string) => path === parent || path.startsWith(`${parent}.`) || parent === fallback;
+  for (const { error, path, weak: isWeak } of [...located].sort((a, b) => Number(a.weak) - Number(b.weak))) {
+    if (isWeak && specific.some((p) => within(p, path))) continue;
     details[path] ??= describe(error);
   }
   return details;
+}
+
+/** The PostgreSQL error behind a failure: drivers throw it directly, drizzle wraps it (DrizzleQueryError.cause). */
+function databaseError(err: unknown): { code: string } | undefined {
+  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e;
+  }
+  return undefined;
 }
 
 const PG_UNIQUE_VIOLATION = '23505';
@@ -80,9 +98,9 @@ export function registerErrorHandling(app: FastifyInstance) {
       http = validationError({ body: 'must not be empty when Content-Type is application/json' });
     } else if (err.code?.startsWith('FST_ERR_CTP') || err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       http = validationError({ body: 'is not valid JSON' });
-    } else if (err.code === PG_UNIQUE_VIOLATION) {
+    } else if (databaseError(err)?.code === PG_UNIQUE_VIOLATION) {
       http = conflict('A record with the same unique value already exists');
-    } else if (err.code === PG_FOREIGN_KEY_VIOLATION) {
+    } else if (databaseError(err)?.code === PG_FOREIGN_KEY_VIOLATION) {
       http = conflict('The record is referenced by other records or references a missing one');
     } else if (err.statusCode === 429) {
       http = tooManyRequests(60);

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { and, asc, desc, eq, ilike, or, type SQL, sql } from 'drizzle-orm';
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { collectionVersions } from '../db/schema/index.js';
 import { StringEnum } from './schemas.js';
@@ -38,17 +38,18 @@ const PAGING = ['page', 'limit', 'sort', 'order', 'q'];
 
 /** Query-string schema of a list: common parameters plus the resource's filters; anything else is a 400. */
 export function listQuerySchema(spec: ListSpec, options: { paging?: boolean } = {}) {
+  // Every parameter is optional (page, limit, sort and order get their defaults from the validator).
   const properties: Record<string, TSchema> = {};
   if (options.paging !== false) {
-    properties.page = Type.Integer({ minimum: 1, default: 1 });
-    properties.limit = Type.Integer({ minimum: 1, maximum: 100, default: 10 });
+    properties.page = Type.Optional(Type.Integer({ minimum: 1, default: 1 }));
+    properties.limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 }));
   }
   if (spec.sortParams !== false) {
-    properties.sort = StringEnum(Object.keys(spec.sortable), { default: spec.defaultSort });
-    properties.order = StringEnum(['asc', 'desc'] as const, { default: 'desc' });
+    properties.sort = Type.Optional(StringEnum(Object.keys(spec.sortable), { default: spec.defaultSort }));
+    properties.order = Type.Optional(StringEnum(['asc', 'desc'] as const, { default: 'desc' }));
   }
-  if (spec.search?.length) properties.q = Type.String({ maxLength: 200 });
-  for (const [name, filter] of Object.entries(spec.filters ?? {})) properties[name] = filter.schema;
+  if (spec.search?.length) properties.q = Type.Optional(Type.String({ maxLength: 200 }));
+  for (const [name, filter] of Object.entries(spec.filters ?? {})) properties[name] = Type.Optional(filter.schema);
   return Type.Object(properties, { additionalProperties: false });
 }
 
@@ -71,10 +72,25 @@ export function listOrder(spec: ListSpec, query: Record<string, unknown>): SQL[]
   return [direction(column), direction(spec.id)];
 }
 
-/** The filter part of a list request, normalised: the key of a cached total. */
+const dialect = new PgDialect();
+const scopeKeys = new WeakMap<ListSpec, string>();
+
+/** The fixed scope of a list as text: two lists over one collection with different scopes have different totals. */
+function scopeKey(spec: ListSpec): string {
+  if (!spec.scope) return '';
+  let key = scopeKeys.get(spec);
+  if (key === undefined) {
+    const { sql: text, params } = dialect.sqlToQuery(spec.scope);
+    key = JSON.stringify([text, params]);
+    scopeKeys.set(spec, key);
+  }
+  return key;
+}
+
+/** The filter part of a list request (scope included), normalised: the key of a cached total. */
 function filterKey(spec: ListSpec, query: Record<string, unknown>): string {
   const entries = Object.entries(query).filter(([k, v]) => v !== undefined && !PAGING.includes(k) || (k === 'q' && v));
-  return JSON.stringify(entries.sort(([a], [b]) => a.localeCompare(b)));
+  return JSON.stringify([scopeKey(spec), ...entries.sort(([a], [b]) => a.localeCompare(b))]);
 }
 
 const versionOf = (collection: string) =>
