@@ -1,0 +1,84 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Type } from '@sinclair/typebox';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { LEAD_STATUSES, leads } from '../src/db/schema/index.js';
+import { type ListQuery, listQuerySchema, type ListSpec } from '../src/http/list.js';
+import { Paginated, StringEnum } from '../src/http/schemas.js';
+import { createTestApp, type TestContext } from './helpers.js';
+
+const spec: ListSpec = {
+  collection: 'leads',
+  table: leads,
+  id: leads.id,
+  sortable: { created_at: leads.created_at, last_name: leads.last_name },
+  defaultSort: 'created_at',
+  filters: { status: { schema: StringEnum(LEAD_STATUSES), where: (v) => eq(leads.status, v) } },
+  search: [leads.first_name, leads.last_name],
+};
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestApp({}, {
+    // A documented list route built like every resource list: its parameters must appear, all optional.
+    register: (app) => {
+      app.get('/api/test/leads', {
+        schema: { tags: ['test'], querystring: listQuerySchema(spec), response: { 200: Paginated(Type.Object({ id: Type.String() })) } },
+      }, async (request) => app.lists.page(spec, { fields: { id: leads.id } }, request.query as ListQuery));
+    },
+  });
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+test('GET /api/openapi.json is public and a valid OpenAPI 3.1 document generated from the routes', async () => {
+  const res = await ctx.app.inject({ method: 'GET', url: '/api/openapi.json' });
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  const doc = res.json();
+  expect(doc.openapi).toMatch(/^3\.1\./);
+  expect(doc.info.title).toBeTruthy();
+
+  // Throws with the offending path when the document is not valid OpenAPI.
+  const validated: any = await SwaggerParser.validate(structuredClone(doc));
+  expect(validated.openapi).toBe(doc.openapi);
+
+  // Generated from the route schemas: the health route is there with both of its answers, and public.
+  const health = doc.paths['/api/health']?.get;
+  expect(health).toBeDefined();
+  expect(Object.keys(health.responses).sort()).toEqual(['200', '503']);
+  expect(health.security).toEqual([]);
+  // The document and the reference page are not themselves API operations.
+  expect(doc.paths['/api/openapi.json']).toBeUndefined();
+  expect(Object.keys(doc.paths).some((p) => p.startsWith('/api/docs'))).toBe(false);
+});
+
+test('list parameters are documented, optional, with their defaults and the sortable fields', async () => {
+  const doc = (await ctx.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  const parameters: any[] = doc.paths['/api/test/leads'].get.parameters;
+  const byName = Object.fromEntries(parameters.map((p) => [p.name, p]));
+  expect(Object.keys(byName).sort()).toEqual(['limit', 'order', 'page', 'q', 'sort', 'status']);
+  for (const p of parameters) {
+    expect(p.in).toBe('query');
+    expect(p.required ?? false, p.name).toBe(false);
+  }
+  expect(byName.page.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
+  expect(byName.limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
+  expect(byName.sort.schema).toMatchObject({ enum: ['created_at', 'last_name'], default: 'created_at' });
+  expect(byName.order.schema).toMatchObject({ enum: ['asc', 'desc'], default: 'desc' });
+  expect(byName.status.schema.enum).toEqual([...LEAD_STATUSES]);
+});
+
+test('GET /api/docs serves the interactive reference as HTML, pointing at the document', async () => {
+  let url = '/api/docs';
+  let res = await ctx.app.inject({ method: 'GET', url });
+  for (let hops = 0; hops < 3 && res.statusCode >= 300 && res.statusCode < 400; hops++) {
+    url = new URL(String(res.headers.location), 'http://localhost').pathname;
+    res = await ctx.app.inject({ method: 'GET', url });
+  }
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^text\/html/);
+  expect(res.body).toMatch(/<html/i);
+  expect(res.body).toContain('/api/openapi.json');
+});
