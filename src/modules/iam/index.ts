@@ -1,5 +1,14 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
+import activityLogRoutes from './activity-logs.js';
+import departmentRoutes from './departments.js';
+import moduleAccessRoutes from './module-access.js';
+import userRoutes from './users.js';
 
 /** The iam module: every route inside is guarded by the iam permissions. */
-export default moduleRoutes('iam', async (_app: App) => {});
+export default moduleRoutes('iam', async (app: App) => {
+  await app.register(userRoutes);
+  await app.register(departmentRoutes);
+  await app.register(moduleAccessRoutes);
+  await app.register(activityLogRoutes);
+});
