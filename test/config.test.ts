@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, expect, onTestFinished, test } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, loadDotEnv } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { leads } from '../src/db/schema/index.js';
 import { serverUrl } from './helpers.js';
@@ -164,12 +164,12 @@ const SERVICE_VARIABLES = [
 
 type Service = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-function startService(env: Record<string, string>): Service {
+function startService(env: Record<string, string>, cwd = tempDir()): Service {
   const childEnv: Record<string, string | undefined> = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete childEnv[name];
   // The working directory is a temporary one, so a developer's .env in the repository is not read.
   const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
-    cwd: tempDir(),
+    cwd,
     env: { ...childEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -297,4 +297,47 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
     await database.close();
   }
   expect(readFileSync(join(dataDir, 'auth-secret'), 'utf8')).toBe(secret);
+});
+
+test('a .env file in the working directory is read by the real start-up', async () => {
+  const cwd = tempDir();
+  writeFileSync(join(cwd, '.env'), 'PORT=not-a-port\n');
+  const service = startService({ DATA_DIR: tempDir(), AUTH_SECRET: SECRET }, cwd);
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
+  const code = await service.exited;
+  clearTimeout(timer);
+  expect(code).not.toBe(0);
+  expect(code).not.toBeNull();
+  expect(service.output()).toMatch(/PORT/);
+});
+
+test('loadDotEnv reads variables from the file, and real environment variables win', () => {
+  const file = join(tempDir(), '.env');
+  writeFileSync(file, 'PMS_TEST_FROM_FILE=from-file\nPMS_TEST_BOTH=from-file\n');
+  process.env.PMS_TEST_BOTH = 'from-environment';
+  try {
+    loadDotEnv(file);
+    expect(process.env.PMS_TEST_FROM_FILE).toBe('from-file');
+    expect(process.env.PMS_TEST_BOTH).toBe('from-environment');
+    loadDotEnv(join(tempDir(), 'missing.env')); // absent file: nothing happens
+  } finally {
+    delete process.env.PMS_TEST_FROM_FILE;
+    delete process.env.PMS_TEST_BOTH;
+  }
+});
+
+test('.env.example and the README document every variable, and the example values parse', () => {
+  const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  for (const name of SERVICE_VARIABLES) {
+    expect(example, name).toMatch(new RegExp(`^# ${name}=`, 'm'));
+    expect(readme, name).toContain(`| \`${name}\` |`);
+  }
+  // Uncommenting every example line that has a value gives a configuration that loads.
+  const env: Record<string, string> = { DATA_DIR: tempDir() };
+  for (const [, name, value] of example.matchAll(/^# ([A-Z_]+)=(.+)$/gm)) if (name !== 'DATA_DIR' && name !== 'UPLOAD_DIR') env[name] = value;
+  expect(Object.keys(env).length).toBeGreaterThan(15);
+  const config = loadConfig(env);
+  expect(config.port).toBe(3000);
+  expect(config.mailFrom).toBe(loadConfig({ AUTH_SECRET: SECRET }).mailFrom);
 });
