@@ -18,6 +18,7 @@ import { registerRateLimits } from './http/rate-limit.js';
 import { startQueue, type Schedule, type Worker } from './jobs/queue.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import cmsModule from './modules/cms/index.js';
+import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
 import publicRoutes from './modules/public/index.js';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(cronRoutes);
   await app.register(authRoutes);
   await app.register(cmsModule);
+  await app.register(uploadRoutes);
   await app.register(crmModule);
   await app.register(iamModule);
   await app.register(publicRoutes);

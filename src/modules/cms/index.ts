@@ -1,8 +1,14 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import amenityRoutes from './amenities.js';
+import articleRoutes from './articles.js';
+import careerRoutes from './careers.js';
+import projectRoutes from './projects.js';
 
 /** The cms module: every route inside is guarded by the cms permissions. */
 export default moduleRoutes('cms', async (app: App) => {
+  await app.register(projectRoutes);
+  await app.register(articleRoutes);
+  await app.register(careerRoutes);
   await app.register(amenityRoutes);
 });
