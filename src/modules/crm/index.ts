@@ -1,5 +1,25 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
+import campaignRoutes from './campaigns.js';
+import { campaignWorkers, resumeCampaigns } from './delivery.js';
+import inquiryRoutes from './inquiries.js';
+import inventoryRoutes from './inventory.js';
+import leadRoutes from './leads.js';
+import newsletterRoutes from './newsletters.js';
+import reservationRoutes from './reservations.js';
 
 /** The crm module: every route inside is guarded by the crm permissions. */
-export default moduleRoutes('crm', async (_app: App) => {});
+export default moduleRoutes('crm', async (app: App) => {
+  await app.register(leadRoutes);
+  await app.register(inventoryRoutes);
+  await app.register(reservationRoutes);
+  await app.register(inquiryRoutes);
+  await app.register(newsletterRoutes);
+  await app.register(campaignRoutes);
+
+  // Campaign delivery runs on the job queue; the queue starts (app.ts) before this hook runs.
+  app.workers.push(...campaignWorkers(app));
+  app.addHook('onReady', async () => {
+    if (app.queue) await resumeCampaigns(app).catch((err) => app.log.error({ err }, 'resuming campaigns failed'));
+  });
+});
