@@ -160,6 +160,31 @@ describe('two-factor, end to end', () => {
     expect((await getSession(user.headers)).json().user.twoFactorEnabled).toBe(false);
   });
 
+  test('a cookie client keeps its session through enable, confirm and disable', async () => {
+    const user = await createUser(ctx);
+    const signedIn = await post('/api/auth/login', { email: user.email, password: user.password });
+    const cookie = sessionCookieOf(signedIn.headers['set-cookie'])!;
+    const headers = { cookie: `${cookie.name}=${cookie.value}` };
+
+    const enabled = await post('/api/auth/two-factor/enable', { password: user.password }, headers);
+    expect(enabled.statusCode).toBe(200);
+    expect((await getSession(headers)).statusCode).toBe(200);
+
+    const totp = OTPAuth.URI.parse(enabled.json().totpURI) as OTPAuth.TOTP;
+    expect((await post('/api/auth/two-factor/confirm', { code: totp.generate() }, headers)).statusCode).toBe(200);
+    const afterConfirm = await getSession(headers);
+    expect(afterConfirm.statusCode).toBe(200);
+    expect(afterConfirm.json().user.twoFactorEnabled).toBe(true);
+
+    const disabled = await post('/api/auth/two-factor/disable', { password: user.password }, headers);
+    expect(disabled.statusCode).toBe(200);
+    const afterDisable = await getSession(headers);
+    expect(afterDisable.statusCode).toBe(200);
+    expect(afterDisable.json().user.twoFactorEnabled).toBe(false);
+    // The bearer session created with the user is still there as well.
+    expect((await getSession(user.headers)).statusCode).toBe(200);
+  });
+
   test('the two-factor management endpoints need a session', async () => {
     for (const [url, payload] of [
       ['/api/auth/two-factor/enable', { password: 'Passw0rd!' }],

@@ -34,12 +34,11 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
       password: bcryptHasher(config.bcryptCost),
       sendResetPassword: async ({ user, token }) => {
         const url = `${config.baseUrl}/reset-password?token=${encodeURIComponent(token)}`;
-        try {
-          await mailer.send({ to: user.email, ...passwordResetMail(user.name, url) });
-        } catch (err) {
-          // The answer of forgot-password never depends on mail delivery.
+        // Fire and forget: the answer of forgot-password (and its timing) never depends on mail delivery,
+        // and a slow or stalled SMTP server must not hold the request (Better Auth awaits this callback).
+        void mailer.send({ to: user.email, ...passwordResetMail(user.name, url) }).catch((err: unknown) => {
           log.error({ err: { message: (err as Error).message }, to: user.email }, 'password reset mail failed');
-        }
+        });
       },
     },
     session: {

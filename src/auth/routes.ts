@@ -182,6 +182,16 @@ export default async function authRoutes(app: App) {
     };
   });
 
+  /**
+   * Better Auth replaces the session when two-factor is confirmed or disabled; the caller keeps theirs
+   * (a bearer client could not follow the new cookie): the new session row takes the old token.
+   */
+  const keepCallerSession = async (callerToken: string, headers: Headers) => {
+    const rotated = headers.getSetCookie().map((c) => SESSION_COOKIE.exec(c)?.[2]).find(Boolean);
+    const newToken = rotated ? decodeURIComponent(rotated).split('.')[0] : undefined;
+    if (newToken) await database.db.update(sessions).set({ token: callerToken }).where(eq(sessions.token, newToken));
+  };
+
   const twoFactorPassword = async (request: FastifyRequest, call: () => Promise<unknown>) => {
     try {
       return await call();
@@ -224,10 +234,7 @@ export default async function authRoutes(app: App) {
       if (codeOf(err) === 'INVALID_CODE') throw validationError({ code: 'is not the current code of the authenticator' });
       throw err;
     }
-    // Better Auth replaces the session on confirmation; the caller keeps theirs (a bearer client could not follow the new cookie).
-    const rotated = headers.getSetCookie().map((c) => SESSION_COOKIE.exec(c)?.[2]).find(Boolean);
-    const newToken = rotated ? decodeURIComponent(rotated).split('.')[0] : undefined;
-    if (newToken) await database.db.update(sessions).set({ token: principal.session.token }).where(eq(sessions.token, newToken));
+    await keepCallerSession(principal.session.token, headers);
     forwardCookies(reply, headers, (cookie) => SESSION_COOKIE.test(cookie));
     return { message: 'Two-factor authentication enabled' };
   });
@@ -236,8 +243,13 @@ export default async function authRoutes(app: App) {
     config: { rateBucket: 'auth' },
     onRequest: requireSession(app),
     schema: { tags, summary: 'Disable two-factor authentication', body: Strict({ password: Password }), response: { 200: Message, ...errors } },
-  }, async (request) => {
-    await twoFactorPassword(request, () => auth.api.disableTwoFactor({ body: { password: request.body.password }, headers: authHeaders(request) }));
+  }, async (request, reply) => {
+    const principal = await currentPrincipal(app, request);
+    const { headers } = (await twoFactorPassword(request, () =>
+      auth.api.disableTwoFactor({ body: { password: request.body.password }, headers: authHeaders(request), returnHeaders: true }),
+    )) as { headers: Headers };
+    await keepCallerSession(principal.session.token, headers);
+    forwardCookies(reply, headers, (cookie) => SESSION_COOKIE.test(cookie));
     return { message: 'Two-factor authentication disabled' };
   });
 }
