@@ -114,6 +114,10 @@ export default async function campaignRoutes(app: App) {
   });
 
   app.post('/api/crm/campaigns/:id/send', {
+    // A bare POST (no body) means "send now".
+    preValidation: async (request) => {
+      if (request.body === undefined || request.body === null) request.body = {};
+    },
     schema: {
       summary: 'Send a campaign now, or schedule it (scheduled_at in the future)',
       params: IdParams,

@@ -53,7 +53,7 @@ export function campaignMail(app: App, campaign: Pick<Campaign, 'id' | 'subject'
     subject: campaign.subject,
     html: layout(campaign.subject, `${html}<hr><p style="font-size:12px;color:#666">You receive this e-mail because you subscribed to our newsletter. <a href="${escapeHtml(url)}">Unsubscribe</a></p>`),
     text: `${campaign.content}\n\n--\nYou receive this e-mail because you subscribed to our newsletter. Unsubscribe: ${url}\n`,
-    headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    headers: { 'List-Unsubscribe': `<${url}>` },
     messageId: `<campaign-${campaign.id}-${digest}@${host}>`,
   };
 }

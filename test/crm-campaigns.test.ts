@@ -1,0 +1,127 @@
+import { and, eq } from 'drizzle-orm';
+import { v7 as uuidv7 } from 'uuid';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { activityLogs } from '../src/db/schema/index.js';
+import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { startCaptureServer, waitFor } from './crm-smtp-capture.js';
+
+let ctx: TestContext;
+let smtp: Awaited<ReturnType<typeof startCaptureServer>>;
+let staff: Awaited<ReturnType<typeof createUser>>;
+
+const tag = uuidv7().slice(-6);
+const subscribed = Array.from({ length: 5 }, (_, i) => `reader${i}-${tag}@example.com`);
+const unsubscribedAddress = `gone-${tag}@example.com`;
+
+beforeAll(async () => {
+  smtp = await startCaptureServer();
+  ctx = await createTestApp({ SMTP_URL: smtp.url }, { jobs: true });
+  staff = await createUser(ctx, { crm: 'rwd' }, { name: 'Cam Paign' });
+  for (const email of [...subscribed, unsubscribedAddress]) {
+    expect((await call('POST', '/api/crm/newsletters', { email })).statusCode).toBe(201);
+  }
+  const gone = (await call('GET', '/api/crm/newsletters?status=subscribed&limit=100')).json().data.find((s: any) => s.email === unsubscribedAddress);
+  expect((await call('PATCH', `/api/crm/newsletters/${gone.id}`, { status: 'unsubscribed' })).statusCode).toBe(200);
+}, 30_000);
+afterAll(async () => {
+  await ctx?.close();
+  await smtp?.close();
+});
+
+const call = (method: string, url: string, payload?: unknown) => ctx.app.inject({ method: method as any, url, payload: payload as any, headers: staff.headers });
+const detail = async (id: string) => (await call('GET', `/api/crm/campaigns/${id}`)).json();
+const createCampaign = async (body: Record<string, unknown> = {}) => {
+  const res = await call('POST', '/api/crm/campaigns', { name: `Launch ${tag}`, subject: `Open house ${tag}`, content: '# Welcome\n\nCome **see** us. <script>alert(1)</script>', ...body });
+  expect(res.statusCode).toBe(201);
+  return res.json().id as string;
+};
+
+describe('campaigns', () => {
+  test('CRUD, validation and audit', async () => {
+    const id = await createCampaign({ recipients: ['all', 'VIP@Example.com', 'vip@example.com'] });
+    const d = await detail(id);
+    expect(d).toMatchObject({ status: 'draft', recipients: ['all', 'vip@example.com'], scheduled_at: null, sent_at: null, created_by: { id: staff.id, name: 'Cam Paign' }, deliveries: { total: 0, sent: 0, failed: 0, pending: 0 } });
+    expect((await createCampaign()) && (await detail(await createCampaign())).recipients).toEqual(['all']);
+    expect((await call('POST', '/api/crm/campaigns', { name: 'x', subject: 'y', content: 'z', status: 'sent' })).json().details.status).toBeDefined();
+    expect((await call('POST', '/api/crm/campaigns', { name: 'x', subject: 'y' })).json().details.content).toBeDefined();
+    expect((await call('POST', '/api/crm/campaigns', { name: 'x', subject: 'y', content: 'z', recipients: ['everyone'] })).statusCode).toBe(400);
+    expect((await call('PATCH', `/api/crm/campaigns/${id}`, { name: 'Renamed' })).statusCode).toBe(200);
+    expect((await call('GET', '/api/crm/campaigns?status=draft&sort=name&order=asc')).json().pagination.total).toBeGreaterThanOrEqual(3);
+    expect((await call('GET', '/api/crm/campaigns?sort=subject')).statusCode).toBe(400);
+    expect((await call('GET', `/api/crm/campaigns/${uuidv7()}`)).statusCode).toBe(404);
+    expect((await call('DELETE', `/api/crm/campaigns/${id}`)).statusCode).toBe(200);
+    const logs = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource, 'campaigns'), eq(activityLogs.resource_id, id)));
+    expect(logs.map((l) => l.action)).toEqual(['create', 'update', 'delete']);
+  });
+
+  test('send now: one message per subscribed address, with a working unsubscribe link', async () => {
+    const id = await createCampaign();
+    const res = await call('POST', `/api/crm/campaigns/${id}/send`);
+    expect(res.statusCode).toBe(200);
+    expect((await detail(id))).toMatchObject({ status: 'sent' });
+    await waitFor(() => subscribed.every((e) => smtp.to(e).length > 0), 20_000, 'every subscriber to get the campaign');
+    await waitFor(async () => (await detail(id)).deliveries.sent === 5, 5_000, 'deliveries marked sent');
+    await new Promise((r) => setTimeout(r, 500));
+    for (const email of subscribed) expect(smtp.to(email)).toHaveLength(1);
+    expect(smtp.to(unsubscribedAddress)).toHaveLength(0);
+    expect((await detail(id)).deliveries).toEqual({ total: 5, sent: 5, failed: 0, pending: 0 });
+
+    const message = smtp.to(subscribed[0])[0];
+    expect(message.headers.subject).toBe(`Open house ${tag}`);
+    expect(message.headers['message-id']).toContain(id);
+    const html = message.raw.split('Content-Type: text/html')[1].replace(/=\r?\n/g, '');
+    expect(html).toContain('<strong>see</strong>');
+    expect(html).not.toMatch(/<script/i);
+    expect(message.raw).toContain('Content-Type: text/plain');
+    const link = message.headers['list-unsubscribe'].match(/^<(.+)>$/)![1];
+    expect(link).toMatch(/^http:\/\/localhost:3000\/api\/public\/newsletter\/unsubscribe\?token=/);
+    const unsubscribe = await ctx.app.inject({ method: 'GET', url: link.replace('http://localhost:3000', '') });
+    expect(unsubscribe.statusCode).toBe(200);
+    const subs = (await call('GET', '/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.map((s: any) => s.email);
+    expect(subs).toContain(subscribed[0]);
+
+    expect((await call('POST', `/api/crm/campaigns/${id}/send`)).statusCode).toBe(409);
+    expect((await call('PATCH', `/api/crm/campaigns/${id}`, { name: 'late' })).statusCode).toBe(409);
+    expect((await call('DELETE', `/api/crm/campaigns/${id}`)).statusCode).toBe(409);
+    // Re-subscribe for the next tests.
+    expect((await call('POST', '/api/crm/newsletters', { email: subscribed[0] })).statusCode).toBe(200);
+  }, 40_000);
+
+  test('explicit recipients: unsubscribed ones are skipped, others receive it', async () => {
+    const outsider = `outsider-${tag}@example.com`;
+    const id = await createCampaign({ recipients: [unsubscribedAddress, outsider, subscribed[1]], subject: `Explicit ${tag}` });
+    expect((await call('POST', `/api/crm/campaigns/${id}/send`, {})).statusCode).toBe(200);
+    await waitFor(async () => (await detail(id)).deliveries.sent === 2, 20_000, 'explicit deliveries');
+    expect(smtp.to(outsider)).toHaveLength(1);
+    expect(smtp.to(unsubscribedAddress)).toHaveLength(0);
+    expect(smtp.to(subscribed[1]).filter((m) => m.headers.subject === `Explicit ${tag}`)).toHaveLength(1);
+  }, 30_000);
+
+  test('scheduled: past is 400, future becomes sent at its time; unscheduling cancels', async () => {
+    const id = await createCampaign({ subject: `Scheduled ${tag}` });
+    const past = await call('POST', `/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() - 1000).toISOString() });
+    expect(past.statusCode).toBe(400);
+    expect(past.json().details.scheduled_at).toBeDefined();
+
+    const dropped = await createCampaign({ subject: `Dropped ${tag}` });
+    expect((await call('POST', `/api/crm/campaigns/${dropped}/send`, { scheduled_at: new Date(Date.now() + 2000).toISOString() })).statusCode).toBe(200);
+    expect((await call('PATCH', `/api/crm/campaigns/${dropped}`, { status: 'draft' })).statusCode).toBe(200);
+
+    // Scheduled far away, then rescheduled sooner: the first job is stale and does nothing.
+    expect((await call('POST', `/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() + 60_000).toISOString() })).statusCode).toBe(200);
+    const at = new Date(Date.now() + 3000);
+    expect((await call('POST', `/api/crm/campaigns/${id}/send`, { scheduled_at: at.toISOString() })).statusCode).toBe(200);
+    expect(await detail(id)).toMatchObject({ status: 'scheduled', scheduled_at: at.toISOString(), sent_at: null });
+
+    await waitFor(async () => (await detail(id)).status === 'sent', 20_000, 'the scheduled campaign to be sent');
+    const sent = await detail(id);
+    expect(Date.parse(sent.sent_at)).toBeGreaterThanOrEqual(at.getTime());
+    await waitFor(() => subscribed.every((e) => smtp.to(e).some((m) => m.headers.subject === `Scheduled ${tag}`)), 20_000, 'scheduled mails');
+    for (const email of subscribed) expect(smtp.to(email).filter((m) => m.headers.subject === `Scheduled ${tag}`)).toHaveLength(1);
+
+    expect(await detail(dropped)).toMatchObject({ status: 'draft', scheduled_at: null, deliveries: { total: 0 } });
+    expect(smtp.messages.filter((m) => m.headers.subject === `Dropped ${tag}`)).toHaveLength(0);
+    const systemLog = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource, 'campaigns'), eq(activityLogs.resource_id, id)));
+    expect(systemLog.some((l) => l.user_id === null && (l.changes as any).after.status === 'sent')).toBe(true);
+  }, 60_000);
+});
