@@ -122,8 +122,15 @@ export default async function uploadRoutes(app: App) {
         validatorCompiler: () => () => true,
       }, async (request, reply) => {
         if (!request.isMultipart()) throw unsupportedMediaType('Send the file as multipart/form-data in the field "file"');
+        // A refusal before the whole body arrived closes the connection: the rest of the body is never read.
+        const refuse = (err: unknown) => {
+          const http = translate(err, uploadMaxBytes);
+          return http instanceof HttpError && !request.raw.readableEnded
+            ? new HttpError(http.statusCode, http.body, { ...http.headers, connection: 'close' })
+            : http;
+        };
         const part = await request.file().catch((err) => {
-          throw translate(err, uploadMaxBytes);
+          throw refuse(err);
         });
         if (!part || part.type !== 'file') throw validationError({ file: 'is required' });
         if (part.fieldname !== 'file') {
@@ -142,7 +149,7 @@ export default async function uploadRoutes(app: App) {
           return reply.code(201).send({ path: `/uploads/${name}`, url: `${baseUrl.replace(/\/+$/, '')}/uploads/${name}` });
         } catch (err) {
           await unlink(temp).catch(() => {});
-          throw translate(err, uploadMaxBytes);
+          throw refuse(err);
         }
       });
     }));

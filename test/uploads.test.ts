@@ -1,0 +1,195 @@
+import { readdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestApp, createUser, type TestContext } from './helpers.js';
+
+const LIMIT = 1024;
+let ctx: TestContext;
+let cms: Awaited<ReturnType<typeof createUser>>;
+let crm: Awaited<ReturnType<typeof createUser>>;
+let readOnly: Awaited<ReturnType<typeof createUser>>;
+let iamOnly: Awaited<ReturnType<typeof createUser>>;
+
+beforeAll(async () => {
+  ctx = await createTestApp({ UPLOAD_MAX_BYTES: String(LIMIT), BASE_URL: 'https://cdn.example.com' });
+  cms = await createUser(ctx, { cms: 'w' });
+  crm = await createUser(ctx, { crm: 'rw' });
+  readOnly = await createUser(ctx, { cms: 'rd', crm: 'rd' });
+  iamOnly = await createUser(ctx, { iam: 'rwd' });
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+// Minimal files that file-type recognises from their bytes.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const JPEG = Buffer.concat([
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
+  Buffer.alloc(64),
+  Buffer.from([0xff, 0xd9]),
+]);
+const WEBP = (() => {
+  const vp8l = Buffer.from([0x2f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]);
+  const chunk = Buffer.concat([Buffer.from('VP8L'), u32(vp8l.length), vp8l]);
+  return Buffer.concat([Buffer.from('RIFF'), u32(4 + chunk.length), Buffer.from('WEBP'), chunk]);
+})();
+const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+function u32(n: number) {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+}
+
+const BOUNDARY = '----pms-test-boundary-7d1f';
+function multipart(content: Buffer, filename = 'image.bin', field = 'file', contentType = 'application/octet-stream') {
+  return Buffer.concat([
+    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${contentType}\r\n\r\n`),
+    content,
+    Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+  ]);
+}
+
+const upload = (content: Buffer, headers: Record<string, string>, filename?: string, field?: string, contentType?: string) =>
+  ctx.app.inject({
+    method: 'POST',
+    url: '/api/uploads',
+    headers: { ...headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+    payload: multipart(content, filename, field, contentType),
+  });
+
+const stored = () => readdirSync(ctx.config.uploadDir);
+
+describe('uploads', () => {
+  test.each([
+    ['PNG', PNG, 'png', 'image/png'],
+    ['JPEG', JPEG, 'jpg', 'image/jpeg'],
+    ['WebP', WEBP, 'webp', 'image/webp'],
+    ['GIF', GIF, 'gif', 'image/gif'],
+  ])('%s is stored under a random name and served back with its type and nosniff', async (_label, bytes, ext, type) => {
+    const res = await upload(bytes, cms.headers, 'holiday photo.txt');
+    expect(res.statusCode, res.body).toBe(201);
+    const { path, url } = res.json();
+    expect(path).toMatch(new RegExp(`^/uploads/[a-f0-9]{32}\\.${ext}$`));
+    expect(url).toBe(`https://cdn.example.com${path}`);
+    expect(path).not.toContain('holiday');
+
+    const served = await ctx.app.inject({ method: 'GET', url: path });
+    expect(served.statusCode).toBe(200);
+    expect(served.headers['content-type']).toBe(type);
+    expect(served.headers['x-content-type-options']).toBe('nosniff');
+    expect(served.rawPayload.equals(bytes)).toBe(true);
+  });
+
+  test('a crm writer may upload too', async () => {
+    expect((await upload(PNG, crm.headers)).statusCode).toBe(201);
+  });
+
+  test('text named x.png, an SVG and an empty file are 415, and leave no file behind', async () => {
+    const before = stored().length;
+    for (const [content, name, type] of [
+      [Buffer.from('hello, I am not an image at all'), 'x.png', 'image/png'],
+      [Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), 'x.svg', 'image/svg+xml'],
+      [Buffer.from('%PDF-1.4\n%âãÏÓ\n'), 'x.jpg', 'image/jpeg'],
+      [Buffer.alloc(0), 'empty.png', 'image/png'],
+    ] as const) {
+      const res = await upload(content as Buffer, cms.headers, name, 'file', type);
+      expect(res.statusCode, `${name}: ${res.body}`).toBe(415);
+      expect(res.json()).toEqual({ error: 'Unsupported media type', message: expect.any(String) });
+    }
+    expect(stored().length).toBe(before);
+  });
+
+  test('over UPLOAD_MAX_BYTES → 413 (valid image head, 64 KB), no partial file kept; at the limit → 201', async () => {
+    const before = stored().length;
+    const big = Buffer.concat([PNG, Buffer.alloc(64 * 1024)]);
+    const res = await upload(big, cms.headers);
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ error: 'Payload too large', message: expect.any(String) });
+    const justOver = await upload(Buffer.concat([PNG, Buffer.alloc(LIMIT + 1 - PNG.length)]), cms.headers);
+    expect(justOver.statusCode).toBe(413);
+    expect(stored().length).toBe(before);
+    const atLimit = await upload(Buffer.concat([PNG, Buffer.alloc(LIMIT - PNG.length)]), cms.headers);
+    expect(atLimit.statusCode, atLimit.body).toBe(201);
+  });
+
+  test('permissions: none → 401; read/delete only or another module → 403', async () => {
+    const anonymous = await ctx.app.inject({ method: 'POST', url: '/api/uploads', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: multipart(PNG) });
+    expect(anonymous.statusCode).toBe(401);
+    expect((await upload(PNG, readOnly.headers)).statusCode).toBe(403);
+    expect((await upload(PNG, iamOnly.headers)).statusCode).toBe(403);
+  });
+
+  test('wrong field, not multipart, no file → 400/415', async () => {
+    const wrongField = await upload(PNG, cms.headers, 'a.png', 'image');
+    expect(wrongField.statusCode).toBe(400);
+    expect(wrongField.json().details).toHaveProperty('file');
+    const json = await ctx.app.inject({ method: 'POST', url: '/api/uploads', headers: cms.headers, payload: { file: 'x' } });
+    expect(json.statusCode).toBe(415);
+    const noFile = await ctx.app.inject({
+      method: 'POST', url: '/api/uploads', headers: { ...cms.headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+      payload: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${BOUNDARY}--\r\n`),
+    });
+    expect(noFile.statusCode).toBe(400);
+  });
+
+  test('GET /uploads/<name>: unknown or malformed names are 404 with an error body; no traversal', async () => {
+    for (const url of ['/uploads/0123456789abcdef0123456789abcdef.png', '/uploads/..%2F..%2Fetc%2Fpasswd', '/uploads/..%2Fauth-secret', '/uploads/.hidden.part', '/uploads/x.svg']) {
+      const res = await ctx.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json().error).toBe('Resource not found');
+    }
+  });
+
+  test('a ~200 MB upload over a real socket is refused with 413 while streaming, without buffering it', async () => {
+    const address = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = ctx.app.server.address() as AddressInfo;
+    expect(address).toContain(String(port));
+    const total = 200 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    let sent = 0;
+    const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="huge.png"\r\nContent-Type: image/png\r\n\r\n`);
+    const body = Readable.from((function* () {
+      yield head;
+      yield PNG;
+      while (sent < total) {
+        sent += chunk.length;
+        yield chunk;
+      }
+      yield Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
+    })());
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 20);
+    const { status, payload } = await new Promise<{ status: number; payload: string }>((resolve, reject) => {
+      const req = http.request({
+        host: '127.0.0.1', port, method: 'POST', path: '/api/uploads',
+        headers: { ...cms.headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'transfer-encoding': 'chunked' },
+      }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, payload: text });
+          req.destroy();
+        });
+        expect(res.headers.connection).toBe('close');
+        body.unpipe(req);
+        body.destroy();
+      });
+      // The server may close the connection while the body is still being sent.
+      req.on('error', (err: NodeJS.ErrnoException) => (['EPIPE', 'ECONNRESET'].includes(err.code ?? '') ? undefined : reject(err)));
+      body.pipe(req);
+    });
+    clearInterval(sampler);
+    expect(status).toBe(413);
+    expect(sent).toBeLessThan(total);
+    expect(JSON.parse(payload).error).toBe('Payload too large');
+    expect(rssPeak - rssBefore).toBeLessThan(total / 4);
+    expect(stored().some((name) => name.endsWith('.part'))).toBe(false);
+  });
+});
