@@ -1,7 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestApp, createUser, login, type TestContext } from './helpers.js';
+import { eq } from 'drizzle-orm';
+import { ensureFirstAdmin } from '../src/auth/accounts.js';
+import { activityLogs, users } from '../src/db/schema/index.js';
+import { auditFirstAdmin } from '../src/modules/iam/users.js';
+import { createTestApp, createTestDatabase, createUser, login, testConfig, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;
@@ -221,4 +225,21 @@ describe('delete', () => {
       await own.close();
     }
   });
+});
+
+test('first-admin creation with the iam audit callback leaves a create log without the password', async () => {
+  const database = await createTestDatabase();
+  const config = testConfig({ ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'R00t!password' });
+  try {
+    const log = { info: () => {}, warn: () => {} } as any;
+    await ensureFirstAdmin(database, config, log, auditFirstAdmin);
+    const [root] = await database.db.select().from(users).where(eq(users.email, 'root@example.com'));
+    const logs = await database.db.select().from(activityLogs).where(eq(activityLogs.resource_id, root.id));
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ action: 'create', module: 'iam', resource: 'users', user_id: root.id, changes: { before: {}, after: { id: root.id, email: 'root@example.com' } } });
+    expect(JSON.stringify(logs[0].changes)).not.toContain('R00t!password');
+  } finally {
+    await database.close();
+    rmSync(config.dataDir, { recursive: true, force: true });
+  }
 });

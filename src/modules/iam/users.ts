@@ -6,6 +6,7 @@ import { insertUserWithPassword } from '../../auth/accounts.js';
 import { bcryptHasher, passwordProblem } from '../../auth/passwords.js';
 import type { Executor, Tx } from '../../db/client.js';
 import { accounts, departments, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
+import { recordChange } from '../../audit/record.js';
 import { auditedTransaction } from '../../http/crud.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
 import { type ListQuery, listQuerySchema, type ListSpec, type View } from '../../http/list.js';
@@ -102,6 +103,11 @@ async function lockUser(tx: Tx, id: string): Promise<UserRow> {
   const [row] = await tx.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).for('update');
   if (!row) throw notFound('User');
   return row;
+}
+
+/** `ensureFirstAdmin`'s audit callback: the administrator's creation is logged (as their own, from no address). */
+export async function auditFirstAdmin(tx: Executor, userId: string, after: object) {
+  await recordChange(tx, { userId, ip: null, userAgent: null }, { action: 'create', module: 'iam', resource: 'users', resourceId: userId, after: { id: userId, ...after } });
 }
 
 export default async function userRoutes(app: App) {
