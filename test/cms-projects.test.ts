@@ -305,3 +305,13 @@ describe('projects: galleries and delete rules', () => {
     await expectLogs(ctx, 'projects', id, ['create', 'delete']);
   });
 });
+
+describe('projects: concurrency', () => {
+  test('concurrent creates with the same name all succeed with distinct derived slugs', async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, () => call('POST', '/api/cms/projects', { name: 'Race Court', status: 'active', type: 'residential' })));
+    expect(results.map((r) => r.statusCode)).toEqual([201, 201, 201, 201, 201]);
+    const slugs = await Promise.all(results.map(async (r) => (await call('GET', `/api/cms/projects/${r.json().id}`)).json().slug));
+    expect(new Set(slugs).size).toBe(5);
+    expect(slugs).toContain('race-court');
+  });
+});

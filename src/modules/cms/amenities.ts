@@ -35,7 +35,7 @@ export const amenityView = {
 /** Amenities: a short catalogue, listed whole and ordered by name (CONTRACT §8). */
 export default async function amenityRoutes(app: App) {
   app.get('/api/cms/amenities', {
-    schema: { summary: 'All amenities, ordered by name', response: { 200: Strict({ data: Type.Array(Amenity) }), ...errorResponses } },
+    schema: { summary: 'All amenities, ordered by name', querystring: Strict({}), response: { 200: Strict({ data: Type.Array(Amenity) }), ...errorResponses } },
   }, async () => ({ data: await app.database.db.select(amenityView.fields).from(amenities).orderBy(asc(amenities.name), asc(amenities.id)) }));
 
   app.get('/api/cms/amenities/:id', {

@@ -29,6 +29,11 @@ export function assertRange(body: Row, field: string) {
   }
 }
 
+function isUniqueViolation(err: unknown): boolean {
+  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) if (e.code === '23505') return true;
+  return false;
+}
+
 const toDate = (value: unknown) => (typeof value === 'string' ? new Date(value) : value);
 
 /** Insert values: the slug (checked when sent, else derived and made unique) and the publish date. */
@@ -91,9 +96,16 @@ export function registerContentRoutes(app: App, r: ContentRoutes) {
     const body = request.body as Row;
     r.validate?.(body);
     const defaults = (await r.createDefaults?.(request, body)) ?? {};
-    const values = await createValues(app.database.db, c, { ...defaults, ...body });
-    const row = await createRecord(app, request, c, values);
-    return reply.code(201).send({ id: row.id, message: `${label} created` });
+    // A derived slug taken by a concurrent create in the meantime: derive again (an explicit one stays a 409).
+    for (let attempt = 1; ; attempt++) {
+      const values = await createValues(app.database.db, c, { ...defaults, ...body });
+      try {
+        const row = await createRecord(app, request, c, values);
+        return reply.code(201).send({ id: row.id, message: `${label} created` });
+      } catch (err) {
+        if (body.slug !== undefined || attempt >= 5 || !isUniqueViolation(err)) throw err;
+      }
+    }
   });
 
   app.patch(`${r.path}/:id`, {
