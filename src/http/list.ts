@@ -23,6 +23,11 @@ export type ListSpec = {
   sortParams?: boolean;
   /** Always applied, e.g. "not deleted". */
   scope?: SQL;
+  /**
+   * Cache key of a scope that changes with time (the public "publish date has come"): totals are then cached
+   * per key rather than per exact scope. Without it the key is derived from the scope's SQL.
+   */
+  scopeKey?: string;
 };
 
 /** How a resource reads its rows: its fields (nested objects allowed) and the joins they need. */
@@ -77,6 +82,7 @@ const scopeKeys = new WeakMap<ListSpec, string>();
 
 /** The fixed scope of a list as text: two lists over one collection with different scopes have different totals. */
 function scopeKey(spec: ListSpec): string {
+  if (spec.scopeKey !== undefined) return spec.scopeKey;
   if (!spec.scope) return '';
   let key = scopeKeys.get(spec);
   if (key === undefined) {

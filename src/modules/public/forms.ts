@@ -1,0 +1,31 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.js';
+import { Created, Email, errorResponses, Message, Nullable, RequiredText, Strict } from '../../http/schemas.js';
+import { createInquiry, type InquiryBody, InquiryInput } from '../crm/inquiries.js';
+import { subscribe } from '../crm/newsletters.js';
+
+/** What the website's visitors send: inquiries and newsletter subscriptions (no session; write limit per IP). */
+export default async function publicFormRoutes(app: App) {
+  const tags = ['public'];
+  app.post('/api/public/inquiries', {
+    schema: {
+      tags, security: [], summary: 'Send an inquiry from the website; staff see it as unread',
+      body: InquiryInput,
+      response: { 201: Created, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const row = await createInquiry(app, request, request.body as InquiryBody);
+    return reply.code(201).send({ id: row.id, message: 'Thank you, your inquiry has been received' });
+  });
+
+  app.post('/api/public/newsletter', {
+    schema: {
+      tags, security: [], summary: 'Subscribe to the newsletter (the same answer whether or not the address was known)',
+      body: Strict({ email: Email(), name: Type.Optional(Nullable(RequiredText())) }),
+      response: { 200: Message, ...errorResponses },
+    },
+  }, async (request) => {
+    await subscribe(app, request, request.body.email, request.body.name ?? null);
+    return { message: 'Thank you for subscribing' };
+  });
+}
