@@ -11,6 +11,7 @@ export async function startCaptureServer() {
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    disableReverseLookup: true,
     size: 10 * 1024 * 1024,
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
