@@ -21,6 +21,7 @@ import cmsModule from './modules/cms/index.js';
 import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
+import { crmExports, iamExports } from './modules/exports.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
@@ -115,6 +116,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(uploadRoutes);
   await app.register(crmModule);
   await app.register(iamModule);
+  await app.register(crmExports);
+  await app.register(iamExports);
   await app.register(publicRoutes);
   return app;
 }
