@@ -23,7 +23,7 @@ export async function startService(env: Record<string, string>): Promise<Service
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', READ_RATE_LIMIT: '100000000', WRITE_RATE_LIMIT: '100000000', AUTH_RATE_LIMIT: '100000', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', READ_RATE_LIMIT: '1000000', WRITE_RATE_LIMIT: '1000000', AUTH_RATE_LIMIT: '100000', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -2,6 +2,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
 import { ensureFirstAdmin } from './auth/accounts.js';
 import { openDatabase } from './db/client.js';
+import { auditFirstAdmin } from './modules/iam/users.js';
 
 /** Process entry: config → database → migrations → app → listen → signals. */
 async function main() {
@@ -21,7 +22,7 @@ async function main() {
   await database.migrate();
   const app = await buildApp({ config, database });
   database.onError = (err) => app.log.error({ err }, 'database connection error');
-  await ensureFirstAdmin(database, config, app.log);
+  await ensureFirstAdmin(database, config, app.log, auditFirstAdmin);
 
   let stopping = false;
   const stop = async (signal: string) => {
