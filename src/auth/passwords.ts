@@ -15,6 +15,6 @@ export function passwordProblem(password: string): string | undefined {
 
 /** bcrypt on libuv's thread pool (native, async): a burst of logins never blocks the event loop. */
 export const bcryptHasher = (cost: number) => ({
-  hash: (password: string) => hash(password, { cost }),
+  hash: (password: string) => hash(password, cost),
   verify: ({ hash: stored, password }: { hash: string; password: string }) => verify(password, stored),
 });
