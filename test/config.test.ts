@@ -176,7 +176,8 @@ function startService(env: Record<string, string>, cwd = tempDir()): Service {
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
+  // 'close', not 'exit': it comes after the output has been drained.
+  const exited = new Promise<number | null>((resolveExit) => child.on('close', (code) => resolveExit(code)));
   return { child, output: () => output, exited };
 }
 
@@ -204,6 +205,15 @@ async function waitForHealth(service: Service, port: number, timeoutMs = 60_000)
   }
   service.child.kill('SIGKILL');
   throw new Error(`service did not become healthy within ${timeoutMs} ms:\n${service.output()}`);
+}
+
+/** Resolves once the service's output matches `pattern` (its log lines arrive a little after its answers). */
+async function waitForOutput(service: Service, pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(service.output())) {
+    if (Date.now() > deadline) throw new Error(`output never matched ${pattern}:\n${service.output()}`);
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
 }
 
 async function stopService(service: Service): Promise<number | null> {
@@ -267,7 +277,7 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
   const first = startService(env);
   const health = await waitForHealth(first, port);
   expect(await health.json()).toEqual({ status: 'ok' });
-  expect(first.output()).toContain('service ready');
+  await waitForOutput(first, /service ready/);
   expect(await stopService(first), first.output()).toBe(0);
 
   // Between runs, put a row in and note what the migrations table holds.
