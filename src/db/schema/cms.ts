@@ -15,8 +15,8 @@ export type SalaryRange = { min: number; max: number; currency: string };
 
 /** Indexes every published-content table shares: newest first, and what the public site reads. */
 const contentIndexes = (name: string, t: { created_at: any; id: any; published: any; publish_date: any }) => [
-  index(`${name}_created_idx`).on(t.created_at.desc(), t.id.desc()),
-  index(`${name}_public_idx`).on(t.publish_date.desc(), t.id.desc()).where(sql`${t.published}`),
+  index(`${name}_created_idx`).on(t.created_at, t.id),
+  index(`${name}_public_idx`).on(t.publish_date, t.id).where(sql`${t.published}`),
 ];
 
 export const projects = pgTable('projects', {
@@ -42,8 +42,8 @@ export const projects = pgTable('projects', {
   updated_at: updatedAt(),
 }, (t) => [
   uniqueIndex('projects_slug_key').on(t.slug),
-  index('projects_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
-  index('projects_type_idx').on(t.type, t.created_at.desc(), t.id.desc()),
+  index('projects_status_idx').on(t.status, t.created_at, t.id),
+  index('projects_type_idx').on(t.type, t.created_at, t.id),
   index('projects_name_idx').on(t.name, t.id),
   ...contentIndexes('projects', t),
 ]);
@@ -76,7 +76,7 @@ export const articles = pgTable('articles', {
   updated_at: updatedAt(),
 }, (t) => [
   uniqueIndex('articles_slug_key').on(t.slug),
-  index('articles_type_idx').on(t.type, t.created_at.desc(), t.id.desc()),
+  index('articles_type_idx').on(t.type, t.created_at, t.id),
   index('articles_tags_idx').using('gin', t.tags),
   ...contentIndexes('articles', t),
 ]);
@@ -96,8 +96,8 @@ export const careers = pgTable('careers', {
   updated_at: updatedAt(),
 }, (t) => [
   uniqueIndex('careers_slug_key').on(t.slug),
-  index('careers_department_idx').on(t.department, t.created_at.desc(), t.id.desc()),
-  index('careers_employment_type_idx').on(t.employment_type, t.created_at.desc(), t.id.desc()),
+  index('careers_department_idx').on(t.department, t.created_at, t.id),
+  index('careers_employment_type_idx').on(t.employment_type, t.created_at, t.id),
   ...contentIndexes('careers', t),
 ]);
 

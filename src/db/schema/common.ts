@@ -10,3 +10,6 @@ export const createdAt = (name = 'created_at') => ts(name).notNull().defaultNow(
 export const updatedAt = (name = 'updated_at') => ts(name).notNull().defaultNow().$onUpdate(() => new Date());
 
 export { uuidv7 };
+
+// Indexes are declared ascending on purpose: a B-tree scanned backwards serves `ORDER BY … DESC` exactly as
+// PostgreSQL orders it (NULLS FIRST); drizzle's `.desc()` emits `DESC NULLS LAST`, which such queries cannot use.

@@ -15,7 +15,7 @@ export const DELIVERY_STATUSES = ['pending', 'sent', 'failed'] as const;
 
 const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: 'number' });
 const newestFirst = (name: string, t: { created_at: any; id: any }) =>
-  index(`${name}_created_idx`).on(t.created_at.desc(), t.id.desc());
+  index(`${name}_created_idx`).on(t.created_at, t.id);
 
 export const leads = pgTable('leads', {
   id: id(),
@@ -32,9 +32,9 @@ export const leads = pgTable('leads', {
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('leads', t),
-  index('leads_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
-  index('leads_source_idx').on(t.source, t.created_at.desc(), t.id.desc()),
-  index('leads_assigned_idx').on(t.assigned_to, t.created_at.desc(), t.id.desc()),
+  index('leads_status_idx').on(t.status, t.created_at, t.id),
+  index('leads_source_idx').on(t.source, t.created_at, t.id),
+  index('leads_assigned_idx').on(t.assigned_to, t.created_at, t.id),
   index('leads_last_name_idx').on(t.last_name, t.id),
 ]);
 
@@ -55,10 +55,10 @@ export const inventoryUnits = pgTable('inventory_units', {
 }, (t) => [
   uniqueIndex('inventory_units_project_block_lot_key').on(t.project_id, t.block, t.lot),
   newestFirst('inventory_units', t),
-  index('inventory_units_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+  index('inventory_units_status_idx').on(t.status, t.created_at, t.id),
   index('inventory_units_code_idx').on(t.inventory_code, t.id),
-  index('inventory_units_block_idx').on(t.block, t.created_at.desc()),
-  index('inventory_units_house_model_idx').on(t.house_model, t.created_at.desc()),
+  index('inventory_units_block_idx').on(t.block, t.created_at),
+  index('inventory_units_house_model_idx').on(t.house_model, t.created_at),
 ]);
 
 export const reservations = pgTable('reservations', {
@@ -77,9 +77,9 @@ export const reservations = pgTable('reservations', {
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('reservations', t),
-  index('reservations_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
-  index('reservations_payment_idx').on(t.payment_status, t.created_at.desc(), t.id.desc()),
-  index('reservations_project_idx').on(t.project_name, t.created_at.desc()),
+  index('reservations_status_idx').on(t.status, t.created_at, t.id),
+  index('reservations_payment_idx').on(t.payment_status, t.created_at, t.id),
+  index('reservations_project_idx').on(t.project_name, t.created_at),
   index('reservations_inventory_idx').on(t.inventory_id),
 ]);
 
@@ -97,7 +97,7 @@ export const inquiries = pgTable('inquiries', {
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('inquiries', t),
-  index('inquiries_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+  index('inquiries_status_idx').on(t.status, t.created_at, t.id),
 ]);
 
 export const newsletterSubscriptions = pgTable('newsletter_subscriptions', {
@@ -111,8 +111,8 @@ export const newsletterSubscriptions = pgTable('newsletter_subscriptions', {
   updated_at: updatedAt(),
 }, (t) => [
   uniqueIndex('newsletter_subscriptions_email_key').on(t.email),
-  index('newsletter_subscriptions_subscribed_idx').on(t.subscribed_at.desc(), t.id.desc()),
-  index('newsletter_subscriptions_status_idx').on(t.status, t.subscribed_at.desc(), t.id.desc()),
+  index('newsletter_subscriptions_subscribed_idx').on(t.subscribed_at, t.id),
+  index('newsletter_subscriptions_status_idx').on(t.status, t.subscribed_at, t.id),
 ]);
 
 export const campaigns = pgTable('campaigns', {
@@ -129,7 +129,7 @@ export const campaigns = pgTable('campaigns', {
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('campaigns', t),
-  index('campaigns_status_idx').on(t.status, t.created_at.desc(), t.id.desc()),
+  index('campaigns_status_idx').on(t.status, t.created_at, t.id),
 ]);
 
 /** One row per (campaign, recipient): the guarantee that nobody gets a campaign twice, across crashes. */

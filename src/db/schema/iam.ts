@@ -30,9 +30,9 @@ export const users = pgTable('users', {
   updatedAt: updatedAt(),
 }, (t) => [
   uniqueIndex('users_email_key').on(t.email),
-  index('users_created_idx').on(t.createdAt.desc(), t.id.desc()).where(sql`${t.deletedAt} is null`),
+  index('users_created_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
   index('users_name_idx').on(t.name, t.id).where(sql`${t.deletedAt} is null`),
-  index('users_department_idx').on(t.departmentId, t.createdAt.desc()),
+  index('users_department_idx').on(t.departmentId, t.createdAt),
 ]);
 
 export const sessions = pgTable('sessions', {
@@ -108,10 +108,10 @@ export const activityLogs = pgTable('activity_logs', {
   user_agent: text('user_agent'),
   created_at: createdAt(),
 }, (t) => [
-  index('activity_logs_created_idx').on(t.created_at.desc(), t.id.desc()),
-  index('activity_logs_user_idx').on(t.user_id, t.created_at.desc(), t.id.desc()),
-  index('activity_logs_module_idx').on(t.module, t.created_at.desc(), t.id.desc()),
-  index('activity_logs_action_idx').on(t.action, t.created_at.desc(), t.id.desc()),
+  index('activity_logs_created_idx').on(t.created_at, t.id),
+  index('activity_logs_user_idx').on(t.user_id, t.created_at, t.id),
+  index('activity_logs_module_idx').on(t.module, t.created_at, t.id),
+  index('activity_logs_action_idx').on(t.action, t.created_at, t.id),
   index('activity_logs_resource_idx').on(t.resource_id),
 ]);
 
