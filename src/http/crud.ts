@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentPrincipal } from '../auth/guard.js';
@@ -6,6 +6,7 @@ import { actorOf, recordChange } from '../audit/record.js';
 import type { Executor, Tx } from '../db/client.js';
 import type { ModuleName } from '../db/schema/index.js';
 import { notFound } from './errors.js';
+import { selectView, type View } from './list.js';
 
 /** A collection that the audited operations below can change. */
 export type Collection = {
@@ -78,11 +79,9 @@ export function deleteRecord(app: FastifyInstance, request: FastifyRequest, c: C
   });
 }
 
-/** Reads one row through a view, or 404. */
-export async function findOne<T = Row>(db: Executor, c: Collection, view: { fields: Record<string, any>; joins?: (q: any) => any }, id: string): Promise<T> {
-  let query = (db.select(view.fields).from(c.table as any) as any).$dynamic();
-  if (view.joins) query = view.joins(query);
-  const [row] = await query.where(eq(c.id, id)).limit(1);
+/** Reads one row through a view, or 404; `scope` hides rows the API does not show (e.g. deleted users). */
+export async function findOne<T = Row>(db: Executor, c: Pick<Collection, 'table' | 'id' | 'label'>, view: View, id: string, scope?: SQL): Promise<T> {
+  const [row] = await selectView(db, c.table, view).where(and(eq(c.id, id), scope)).limit(1);
   if (!row) throw notFound(c.label);
   return row as T;
 }

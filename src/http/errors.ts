@@ -72,14 +72,14 @@ export function detailsFromAjv(errors: AjvError[], context?: string): Record<str
 }
 
 /** The PostgreSQL error behind a failure: drivers throw it directly, drizzle wraps it (DrizzleQueryError.cause). */
-function databaseError(err: unknown): { code: string } | undefined {
+export function databaseError(err: unknown): { code: string } | undefined {
   for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
     if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e;
   }
   return undefined;
 }
 
-const PG_UNIQUE_VIOLATION = '23505';
+export const PG_UNIQUE_VIOLATION = '23505';
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
 /** Maps every failure to the contract's error bodies; nothing internal reaches the client. */

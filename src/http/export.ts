@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import { and, asc, desc, gt, lt, or, eq, type SQL } from 'drizzle-orm';
+import { and, eq, gt, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { App } from '../app.js';
 import type { Executor } from '../db/client.js';
-import { listOrder, listQuerySchema, listWhere, type ListSpec, type View } from './list.js';
+import { listOrder, listQuerySchema, listWhere, type ListSpec, selectView, type View } from './list.js';
 import { errorResponses } from './schemas.js';
 
 const BATCH = 1000;
@@ -51,9 +51,8 @@ export async function* exportRows(db: Executor, spec: ListSpec, view: View, quer
     const keyset: SQL | undefined = last
       ? or(after(sortColumn, last.sort), and(eq(sortColumn, last.sort), after(spec.id, last.id)))
       : undefined;
-    let batch = (db.select({ ...view.fields, __sort: sortColumn, __id: spec.id }).from(spec.table as any) as any).$dynamic();
-    if (view.joins) batch = view.joins(batch);
-    const rows: any[] = await batch.where(and(where, keyset)).orderBy(...order).limit(BATCH);
+    const rows: any[] = await selectView(db, spec.table, view, { __sort: sortColumn, __id: spec.id })
+      .where(and(where, keyset)).orderBy(...order).limit(BATCH);
     for (const row of rows) yield row;
     if (rows.length < BATCH) return;
     last = { sort: rows.at(-1).__sort, id: rows.at(-1).__id };

@@ -36,6 +36,12 @@ export type View = {
   joins?: (query: any) => any;
 };
 
+/** `select <view fields + extra> from <table> <view joins>`, ready for where/order/limit. */
+export function selectView(db: Executor, table: PgTable, view: View, extra: Record<string, any> = {}): any {
+  const query = (db.select({ ...view.fields, ...extra }).from(table as any) as any).$dynamic();
+  return view.joins ? view.joins(query) : query;
+}
+
 export type ListQuery = { page: number; limit: number; sort?: string; order?: 'asc' | 'desc'; q?: string } & Record<string, unknown>;
 export type Page<T> = { data: T[]; pagination: { page: number; limit: number; total: number; totalPages: number } };
 
@@ -95,7 +101,7 @@ function scopeKey(spec: ListSpec): string {
 
 /** The filter part of a list request (scope included), normalised: the key of a cached total. */
 function filterKey(spec: ListSpec, query: Record<string, unknown>): string {
-  const entries = Object.entries(query).filter(([k, v]) => v !== undefined && !PAGING.includes(k) || (k === 'q' && v));
+  const entries = Object.entries(query).filter(([k, v]) => (k === 'q' ? Boolean(v) : v !== undefined && !PAGING.includes(k)));
   return JSON.stringify([scopeKey(spec), ...entries.sort(([a], [b]) => a.localeCompare(b))]);
 }
 
@@ -126,11 +132,9 @@ export class ListRunner {
     const table = spec.table as any;
     // Deferred join: the page's ids come from the (covering) index alone, then only those rows are read.
     const ids = this.db.select({ id: spec.id }).from(table).where(where).orderBy(...order).limit(limit).offset((page - 1) * limit).as('page_ids');
-    let rowsQuery = (this.db.select({ ...view.fields, __version: versionOf(spec.collection) }).from(table) as any)
-      .$dynamic()
-      .innerJoin(ids, eq(spec.id, (ids as any).id));
-    if (view.joins) rowsQuery = view.joins(rowsQuery);
-    const rows: any[] = await rowsQuery.orderBy(...order);
+    const rows: any[] = await selectView(this.db, table, view, { __version: versionOf(spec.collection) })
+      .innerJoin(ids, eq(spec.id, (ids as any).id))
+      .orderBy(...order);
 
     const key = filterKey(spec, query);
     let version: number | null = rows.length ? Number(rows[0].__version ?? 0) : await this.version(spec.collection);

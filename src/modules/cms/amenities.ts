@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { asc } from 'drizzle-orm';
 import type { App } from '../../app.js';
+import type { Executor } from '../../db/client.js';
 import { amenities } from '../../db/schema/index.js';
 import { type Collection, createRecord, deleteRecord, findOne, updateRecord } from '../../http/crud.js';
 import { Created, errorResponses, IdParams, Message, Nullable, PartialStrict, RequiredText, Strict, Text, Timestamp, Uuid } from '../../http/schemas.js';
@@ -32,11 +33,14 @@ export const amenityView = {
   },
 };
 
+/** Every amenity, ordered by name: the staff list and the public one. */
+export const allAmenities = (db: Executor) => db.select(amenityView.fields).from(amenities).orderBy(asc(amenities.name), asc(amenities.id));
+
 /** Amenities: a short catalogue, listed whole and ordered by name (CONTRACT §8). */
 export default async function amenityRoutes(app: App) {
   app.get('/api/cms/amenities', {
     schema: { summary: 'All amenities, ordered by name', querystring: Strict({}), response: { 200: Strict({ data: Type.Array(Amenity) }), ...errorResponses } },
-  }, async () => ({ data: await app.database.db.select(amenityView.fields).from(amenities).orderBy(asc(amenities.name), asc(amenities.id)) }));
+  }, async () => ({ data: await allAmenities(app.database.db) }));
 
   app.get('/api/cms/amenities/:id', {
     schema: { summary: 'One amenity', params: IdParams, response: { 200: Amenity, ...errorResponses } },

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import type { Executor, Tx } from '../../db/client.js';
 import { type Collection, createRecord, deleteRecord, updateRecord } from '../../http/crud.js';
-import { validationError } from '../../http/errors.js';
+import { databaseError, PG_UNIQUE_VIOLATION, validationError } from '../../http/errors.js';
 import { type ListQuery, listQuerySchema, type ListSpec, type View } from '../../http/list.js';
 import { Created, errorResponses, IdParams, Message, Nullable, Paginated, PartialStrict, TimestampInput } from '../../http/schemas.js';
 import { assertSlugFree, SLUG_PATTERN, slugify, uniqueSlug } from './slug.js';
@@ -27,11 +27,6 @@ export function assertRange(body: Row, field: string) {
   if (range && typeof range.min === 'number' && typeof range.max === 'number' && range.min > range.max) {
     throw validationError({ [`${field}.min`]: `must be less than or equal to ${field}.max` });
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) if (e.code === '23505') return true;
-  return false;
 }
 
 const toDate = (value: unknown) => (typeof value === 'string' ? new Date(value) : value);
@@ -103,7 +98,7 @@ export function registerContentRoutes(app: App, r: ContentRoutes) {
         const row = await createRecord(app, request, c, values);
         return reply.code(201).send({ id: row.id, message: `${label} created` });
       } catch (err) {
-        if (body.slug !== undefined || attempt >= 5 || !isUniqueViolation(err)) throw err;
+        if (body.slug !== undefined || attempt >= 5 || databaseError(err)?.code !== PG_UNIQUE_VIOLATION) throw err;
       }
     }
   });

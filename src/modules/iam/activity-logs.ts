@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { and, eq, gte, lt } from 'drizzle-orm';
+import { eq, gte, lt } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { ACTIONS, activityLogs, MODULES, users } from '../../db/schema/index.js';
-import { notFound } from '../../http/errors.js';
+import { findOne } from '../../http/crud.js';
 import { type ListQuery, listQuerySchema, type ListSpec, type View } from '../../http/list.js';
 import { errorResponses, IdParams, Nullable, Paginated, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
@@ -68,11 +68,6 @@ export default async function activityLogRoutes(app: App) {
   app.get('/api/iam/activity-logs/:id', {
     schema: { summary: 'One activity log', params: IdParams, response: { 200: ActivityLog, ...errorResponses } },
   }, async (request) => {
-    const [row] = await (db.select(activityLogView.fields).from(activityLogs) as any).$dynamic()
-      .leftJoin(users, eq(users.id, activityLogs.user_id))
-      .where(and(eq(activityLogs.id, request.params.id)))
-      .limit(1);
-    if (!row) throw notFound('Activity log');
-    return row;
+    return findOne(db, { table: activityLogs, id: activityLogs.id, label: 'Activity log' }, activityLogView, request.params.id);
   });
 }

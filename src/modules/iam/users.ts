@@ -7,7 +7,7 @@ import { bcryptHasher, passwordProblem } from '../../auth/passwords.js';
 import type { Executor, Tx } from '../../db/client.js';
 import { accounts, departments, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
 import { recordChange } from '../../audit/record.js';
-import { auditedTransaction } from '../../http/crud.js';
+import { auditedTransaction, findOne } from '../../http/crud.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
 import { type ListQuery, listQuerySchema, type ListSpec, type View } from '../../http/list.js';
 import { Created, Email, errorResponses, IdParams, Message, Nullable, Paginated, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
@@ -121,12 +121,7 @@ export default async function userRoutes(app: App) {
   app.get('/api/iam/users/:id', {
     schema: { summary: 'One user', params: IdParams, response: { 200: User, ...errorResponses } },
   }, async (request) => {
-    const [row] = await (db.select(userView.fields).from(users) as any).$dynamic()
-      .leftJoin(departments, eq(departments.id, users.departmentId))
-      .where(and(eq(users.id, request.params.id), isNull(users.deletedAt)))
-      .limit(1);
-    if (!row) throw notFound('User');
-    return row;
+    return findOne(db, { table: users, id: users.id, label: 'User' }, userView, request.params.id, userList.scope);
   });
 
   app.post('/api/iam/users', {

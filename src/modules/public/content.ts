@@ -1,14 +1,14 @@
 import etag from '@fastify/etag';
 import { type TSchema, Type } from '@sinclair/typebox';
-import { and, asc, eq, lte } from 'drizzle-orm';
+import { and, eq, lte } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { App } from '../../app.js';
 import type { Executor } from '../../db/client.js';
-import { amenities, articles, careers, projects, users } from '../../db/schema/index.js';
+import { articles, careers, projects, users } from '../../db/schema/index.js';
 import { notFound } from '../../http/errors.js';
-import { listQuerySchema, type ListSpec, type View } from '../../http/list.js';
+import { listQuerySchema, type ListSpec, selectView, type View } from '../../http/list.js';
 import { errorResponses, Paginated, Strict, Uuid } from '../../http/schemas.js';
-import { Amenity, amenityView } from '../cms/amenities.js';
+import { allAmenities, Amenity } from '../cms/amenities.js';
 import { ArticleDetail, ArticleListItem, articleDetailView, articleList, articleListView } from '../cms/articles.js';
 import { CareerDetail, CareerListItem, careerDetailView, careerList, careerListView } from '../cms/careers.js';
 import { galleriesOf, ProjectDetail, ProjectListItem, projectDetailView, projectList, projectListView } from '../cms/projects.js';
@@ -54,9 +54,7 @@ function registerPublished(app: App, p: Published) {
   app.get(`${p.path}/:slug`, {
     schema: { tags, security: [], summary: `One published record of ${p.spec.collection} by slug`, params: Strict({ slug: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: p.Detail, ...errorResponses } },
   }, async (request, reply) => {
-    let query = (app.database.db.select(p.detailView.fields).from(p.spec.table as any) as any).$dynamic();
-    if (p.detailView.joins) query = p.detailView.joins(query);
-    const [row] = await query.where(and(eq(p.slug, request.params.slug), visible(p, new Date()))).limit(1);
+    const [row] = await selectView(app.database.db, p.spec.table, p.detailView).where(and(eq(p.slug, request.params.slug), visible(p, new Date()))).limit(1);
     if (!row) throw notFound('Published record');
     reply.header('cache-control', CACHE_CONTROL);
     return p.complete ? p.complete(app.database.db, row) : row;
@@ -90,6 +88,6 @@ export default async function publicContentRoutes(app: App) {
     schema: { tags: ['public'], security: [], summary: 'All amenities, ordered by name', response: { 200: Strict({ data: Type.Array(Amenity) }), ...errorResponses } },
   }, async (_request, reply) => {
     reply.header('cache-control', CACHE_CONTROL);
-    return { data: await app.database.db.select(amenityView.fields).from(amenities).orderBy(asc(amenities.name), asc(amenities.id)) };
+    return { data: await allAmenities(app.database.db) };
   });
 }
