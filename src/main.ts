@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
 import { ensureFirstAdmin } from './auth/accounts.js';
+import { revokeSessionsIfSecretChanged } from './auth/secret.js';
 import { openDatabase } from './db/client.js';
 import { auditFirstAdmin } from './modules/iam/users.js';
 
@@ -22,6 +23,8 @@ async function main() {
   await database.migrate();
   const app = await buildApp({ config, database });
   database.onError = (err) => app.log.error({ err }, 'database connection error');
+  const revoked = await revokeSessionsIfSecretChanged(database, config);
+  if (revoked) app.log.warn({ revoked }, 'AUTH_SECRET changed: all sessions ended');
   await ensureFirstAdmin(database, config, app.log, auditFirstAdmin);
 
   let stopping = false;

@@ -120,3 +120,10 @@ export const collectionVersions = pgTable('collection_versions', {
   collection: text('collection').primaryKey(),
   version: bigint('version', { mode: 'number' }).notNull().default(0),
 });
+
+/** Small facts the service keeps about itself (e.g. the fingerprint of the secret sessions were issued under). */
+export const serviceSettings = pgTable('service_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updated_at: updatedAt(),
+});
