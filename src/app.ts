@@ -11,17 +11,16 @@ import { enforceModuleGuards } from './auth/guard.js';
 import authRoutes from './auth/routes.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
-import { ListRunner } from './http/list.js';
 import { registerValidation } from './http/validation.js';
-import { purgeActivityLogs } from './audit/retention.js';
 import { registerRateLimits } from './http/rate-limit.js';
-import { startQueue, type Schedule, type Worker } from './jobs/queue.js';
+import { JOBS } from './jobs/index.js';
+import { Jobs } from './jobs/registry.js';
+import { ListRunner } from './data/list.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import cmsModule from './modules/cms/index.js';
 import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
-import { crmExports, iamExports } from './modules/exports.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
@@ -87,26 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerRateLimits(app, { namespace: deps.rateLimitNamespace });
   enforceModuleGuards(app);
 
-  // Background work: modules add their workers; the queue starts when the app is ready and stops with it.
-  const workers: Worker[] = [
-    {
-      name: 'activity-logs-retention',
-      handler: async () => {
-        const deleted = await purgeActivityLogs(database.db, config.activityLogRetentionDays);
-        app.log.info({ deleted }, 'scheduled activity log retention');
-      },
-    },
-  ];
-  const schedules: Schedule[] = [{ name: 'activity-logs-retention', cron: '17 3 * * *' }];
-  app.decorate('workers', workers);
-  app.decorate('queue', null);
+  // Background work (jobs/index.ts lists every job): the queue starts when the app is ready and stops with it.
+  app.decorate('jobs', new Jobs(JOBS, app.log));
   if (deps.jobs !== false) {
-    app.addHook('onReady', async () => {
-      app.queue = await startQueue(database, app.log, workers, schedules);
-    });
-    app.addHook('preClose', async () => {
-      await app.queue?.stop({ graceful: true, wait: true, timeout: 10_000 });
-    });
+    app.addHook('onReady', async () => app.jobs.start({ config, database, mailer, log: app.log }));
+    app.addHook('preClose', async () => app.jobs.stop());
   }
 
   await app.register(healthRoutes);
@@ -116,8 +100,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(uploadRoutes);
   await app.register(crmModule);
   await app.register(iamModule);
-  await app.register(crmExports);
-  await app.register(iamExports);
   await app.register(publicRoutes);
   return app;
 }

@@ -1,9 +1,8 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
-import { ensureFirstAdmin } from './auth/accounts.js';
 import { revokeSessionsIfSecretChanged } from './auth/secret.js';
 import { openDatabase } from './db/client.js';
-import { auditFirstAdmin } from './modules/iam/users.js';
+import { ensureFirstAdmin } from './modules/iam/users.js';
 
 /** Process entry: config → database → migrations → app → listen → signals. */
 async function main() {
@@ -25,7 +24,7 @@ async function main() {
   database.onError = (err) => app.log.error({ err }, 'database connection error');
   const revoked = await revokeSessionsIfSecretChanged(database, config);
   if (revoked) app.log.warn({ revoked }, 'AUTH_SECRET changed: all sessions ended');
-  await ensureFirstAdmin(database, config, app.log, auditFirstAdmin);
+  await ensureFirstAdmin(database, config, app.log);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, departments } from '../src/db/schema/index.js';
-import { bumpVersion } from '../src/http/list.js';
+import { bumpVersion } from '../src/data/changes.js';
 import { createTestApp, createUser, type TestContext } from './helpers.js';
 
 let ctx: TestContext;

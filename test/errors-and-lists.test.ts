@@ -4,27 +4,34 @@ import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { App } from '../src/app.js';
 import { collectionVersions, LEAD_STATUSES, leads } from '../src/db/schema/index.js';
-import { bumpVersion, type ListQuery, listQuerySchema, type ListSpec, type View } from '../src/http/list.js';
+import { bumpVersion } from '../src/data/changes.js';
+import { equals, is } from '../src/data/filters.js';
+import { defineResource } from '../src/data/resource.js';
+import { listQuerySchema } from '../src/http/list-query.js';
 import { IdParams, Nullable, RequiredText, Strict, StringEnum } from '../src/http/schemas.js';
 import { countQueries, createTestApp, type TestContext } from './helpers.js';
 
 // Throwaway routes over the real `leads` table: they exercise the shared list machinery and error handling the
 // way every resource route will, without depending on any resource module.
 
-const spec: ListSpec = {
-  collection: 'leads',
+const spec = defineResource({
+  name: 'leads',
+  module: 'crm',
+  label: 'Lead',
   table: leads,
   id: leads.id,
-  sortable: { created_at: leads.created_at, last_name: leads.last_name },
-  defaultSort: 'created_at',
-  filters: { status: { schema: StringEnum(LEAD_STATUSES), where: (v) => eq(leads.status, v) } },
-  search: [leads.first_name, leads.last_name, leads.email],
-};
+  view: {
+    fields: { id: leads.id, first_name: leads.first_name, last_name: leads.last_name, email: leads.email, status: leads.status, created_at: leads.created_at },
+  },
+  list: {
+    sortable: { created_at: leads.created_at, last_name: leads.last_name },
+    defaultSort: 'created_at',
+    filters: { status: equals(leads.status, StringEnum(LEAD_STATUSES)) },
+    search: [leads.first_name, leads.last_name, leads.email],
+  },
+});
 /** A second list over the same collection with a fixed scope: its totals must not be mixed up with the first's. */
-const lostSpec: ListSpec = { ...spec, scope: eq(leads.status, 'lost') };
-const view: View = {
-  fields: { id: leads.id, first_name: leads.first_name, last_name: leads.last_name, email: leads.email, status: leads.status, created_at: leads.created_at },
-};
+const lostSpec = { ...spec, scope: is.equal(leads.status, 'lost') };
 
 const ThingBody = Strict({
   name: RequiredText(),
@@ -36,12 +43,8 @@ const ThingBody = Strict({
 });
 
 function register(app: App) {
-  app.get('/api/test/leads', { schema: { querystring: listQuerySchema(spec) } }, async (request) =>
-    app.lists.page(spec, view, request.query as ListQuery),
-  );
-  app.get('/api/test/lost-leads', { schema: { querystring: listQuerySchema(lostSpec) } }, async (request) =>
-    app.lists.page(lostSpec, view, request.query as ListQuery),
-  );
+  app.get('/api/test/leads', { schema: { querystring: listQuerySchema(spec) } }, async (request) => app.lists.page(spec, request.query));
+  app.get('/api/test/lost-leads', { schema: { querystring: listQuerySchema(lostSpec) } }, async (request) => app.lists.page(lostSpec, request.query));
   app.post('/api/test/things', { schema: { body: ThingBody } }, async (request, reply) => reply.code(201).send(request.body));
   app.get('/api/test/things/:id', { schema: { params: IdParams } }, async (request) => ({ id: request.params.id }));
   app.get('/api/test/boom', async () => {

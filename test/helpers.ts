@@ -124,7 +124,7 @@ export async function createUser(ctx: TestContext, grants: Grants = {}, fields: 
   }));
   if (rows.length) await ctx.database.db.insert(moduleAccess).values(rows);
   // Written behind the API's back: tell cached list totals, as every real mutation does.
-  const { bumpVersion } = await import('../src/http/list.js');
+  const { bumpVersion } = await import('../src/data/changes.js');
   await bumpVersion(ctx.database.db, 'users');
   const token = await login(ctx, email, password);
   return { id: user.id, email, name: user.name, password, token, headers: { authorization: `Bearer ${token}` } };

@@ -2,9 +2,8 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { ensureFirstAdmin } from '../src/auth/accounts.js';
 import { activityLogs, users } from '../src/db/schema/index.js';
-import { auditFirstAdmin } from '../src/modules/iam/users.js';
+import { ensureFirstAdmin } from '../src/modules/iam/users.js';
 import { createTestApp, createTestDatabase, createUser, login, testConfig, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
@@ -232,7 +231,7 @@ test('first-admin creation with the iam audit callback leaves a create log witho
   const config = testConfig({ ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'R00t!password' });
   try {
     const log = { info: () => {}, warn: () => {} } as any;
-    await ensureFirstAdmin(database, config, log, auditFirstAdmin);
+    await ensureFirstAdmin(database, config, log);
     const [root] = await database.db.select().from(users).where(eq(users.email, 'root@example.com'));
     const logs = await database.db.select().from(activityLogs).where(eq(activityLogs.resource_id, root.id));
     expect(logs).toHaveLength(1);

@@ -3,19 +3,26 @@ import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { LEAD_STATUSES, leads } from '../src/db/schema/index.js';
-import { type ListQuery, listQuerySchema, type ListSpec } from '../src/http/list.js';
+import { equals } from '../src/data/filters.js';
+import { defineResource } from '../src/data/resource.js';
+import { listQuerySchema } from '../src/http/list-query.js';
 import { Paginated, StringEnum } from '../src/http/schemas.js';
 import { createTestApp, type TestContext } from './helpers.js';
 
-const spec: ListSpec = {
-  collection: 'leads',
+const spec = defineResource({
+  name: 'leads',
+  module: 'crm',
+  label: 'Lead',
   table: leads,
   id: leads.id,
-  sortable: { created_at: leads.created_at, last_name: leads.last_name },
-  defaultSort: 'created_at',
-  filters: { status: { schema: StringEnum(LEAD_STATUSES), where: (v) => eq(leads.status, v) } },
-  search: [leads.first_name, leads.last_name],
-};
+  view: { fields: { id: leads.id } },
+  list: {
+    sortable: { created_at: leads.created_at, last_name: leads.last_name },
+    defaultSort: 'created_at',
+    filters: { status: equals(leads.status, StringEnum(LEAD_STATUSES)) },
+    search: [leads.first_name, leads.last_name],
+  },
+});
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -24,7 +31,7 @@ beforeAll(async () => {
     register: (app) => {
       app.get('/api/test/leads', {
         schema: { tags: ['test'], querystring: listQuerySchema(spec), response: { 200: Paginated(Type.Object({ id: Type.String() })) } },
-      }, async (request) => app.lists.page(spec, { fields: { id: leads.id } }, request.query as ListQuery));
+      }, async (request) => app.lists.page(spec, request.query));
     },
   });
 });

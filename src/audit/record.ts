@@ -1,21 +1,12 @@
-import type { FastifyRequest } from 'fastify';
 import type { Executor } from '../db/client.js';
 import { activityLogs, type ModuleName } from '../db/schema/index.js';
-import { bumpVersion } from '../http/list.js';
+import type { Actor } from '../data/actor.js';
 
-/** Who did it, from where: captured from the request (client IP honours TRUST_PROXY through Fastify). */
-export type Actor = { userId: string | null; ip: string | null; userAgent: string | null };
-
-export const actorOf = (request: FastifyRequest, userId: string | null): Actor => ({
-  userId,
-  ip: request.ip ?? null,
-  userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'].slice(0, 1000) : null,
-});
-
-export type Change = {
+/** One changed record, as the activity log keeps it (CONTRACT §7). */
+export type ActivityEntry = {
   action: 'create' | 'update' | 'delete';
   module: ModuleName;
-  /** Collection name (CONTRACT §7), also the change-version key of its list. */
+  /** Collection name (CONTRACT §7). */
   resource: string;
   resourceId: string;
   before?: Record<string, unknown>;
@@ -52,28 +43,24 @@ export function diff(before: Record<string, unknown>, after: Record<string, unkn
 }
 
 /**
- * Writes the activity log of one changed record and bumps the change versions, inside the caller's
- * transaction: if either the change or its log fails, neither is kept. Returns false for an update
- * that changed nothing (no log is written then).
+ * Writes the activity log of one changed record in the caller's transaction. Returns false for an update that
+ * changed nothing (no log is written then). Only the data layer's audited transaction calls it.
  */
-export async function recordChange(tx: Executor, actor: Actor, change: Change): Promise<boolean> {
+export async function writeActivityLog(tx: Executor, actor: Actor, entry: ActivityEntry): Promise<boolean> {
   const changes =
-    change.action === 'create' ? { before: {}, after: fields(change.after) }
-    : change.action === 'delete' ? { before: fields(change.before), after: {} }
-    : diff(change.before ?? {}, change.after ?? {});
-  if (change.action === 'update' && Object.keys(changes.after).length === 0) return false;
+    entry.action === 'create' ? { before: {}, after: fields(entry.after) }
+    : entry.action === 'delete' ? { before: fields(entry.before), after: {} }
+    : diff(entry.before ?? {}, entry.after ?? {});
+  if (entry.action === 'update' && Object.keys(changes.after).length === 0) return false;
   await tx.insert(activityLogs).values({
     user_id: actor.userId,
-    action: change.action,
-    module: change.module,
-    resource: change.resource,
-    resource_id: change.resourceId,
+    action: entry.action,
+    module: entry.module,
+    resource: entry.resource,
+    resource_id: entry.resourceId,
     changes,
     ip_address: actor.ip,
     user_agent: actor.userAgent,
   });
-  // Last in the transaction, so the version rows stay locked as briefly as possible.
-  await bumpVersion(tx, change.resource);
-  await bumpVersion(tx, 'activity_logs');
   return true;
 }

@@ -1,24 +1,32 @@
-import { sql } from 'drizzle-orm';
+import { inArray, lt } from 'drizzle-orm';
+import { bumpVersion } from '../data/changes.js';
 import type { Executor } from '../db/client.js';
-import { bumpVersion } from '../http/list.js';
+import { activityLogs } from '../db/schema/index.js';
+import { defineJob } from '../jobs/registry.js';
 
 const BATCH = 5000;
 
 /**
- * Deletes activity logs older than `days`, a batch at a time: each batch is its own short statement, so the
- * table is never locked for long. Returns how many were deleted.
+ * Deletes activity logs older than `days`, a batch at a time: each batch is its own short statement, so the table
+ * is never locked for long. Returns how many were deleted.
  */
 export async function purgeActivityLogs(db: Executor, days: number): Promise<number> {
   const cutoff = new Date(Date.now() - days * 24 * 3600 * 1000);
   let deleted = 0;
   for (;;) {
-    const result: any = await db.execute(sql`
-      with doomed as (select id from activity_logs where created_at < ${cutoff} limit ${BATCH})
-      delete from activity_logs where id in (select id from doomed) returning 1`);
-    const count = (result.rows ?? result).length as number;
+    const deletedIds = await db.delete(activityLogs)
+      .where(inArray(activityLogs.id, db.select({ id: activityLogs.id }).from(activityLogs).where(lt(activityLogs.created_at, cutoff)).limit(BATCH)))
+      .returning({ id: activityLogs.id });
+    const count = deletedIds.length;
     deleted += count;
     if (count < BATCH) break;
   }
   if (deleted > 0) await bumpVersion(db, 'activity_logs');
   return deleted;
 }
+
+/** The daily purge (CONTRACT §7); `POST /api/cron/activity-logs-retention` runs the same on demand. */
+export const activityLogRetention = defineJob('activity-logs-retention', async (_data, { database, config, log }) => {
+  const deleted = await purgeActivityLogs(database.db, config.activityLogRetentionDays);
+  log.info({ deleted }, 'scheduled activity log retention');
+}, { schedule: '17 3 * * *' });

@@ -77,7 +77,7 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
 
 export type Auth = ReturnType<typeof createAuth>;
 
-/** The request's headers as a Fetch `Headers`, plus the client IP. `only` keeps just the named cookies. */
+/** The request's headers as a Fetch `Headers`, plus the client IP. */
 export function authHeaders(request: FastifyRequest): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {

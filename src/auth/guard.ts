@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import { moduleAccess, type ModuleName } from '../db/schema/index.js';
-import { forbidden, unauthorized } from '../http/errors.js';
+import { forbidden, unauthorized } from '../errors.js';
 import { authHeaders } from './auth.js';
 
 export type Flag = 'can_read' | 'can_write' | 'can_delete';
@@ -67,9 +67,6 @@ export const requireSession = (app: FastifyInstance) => async (request: FastifyR
   if (!(await principalOf(app, request))) throw unauthorized();
 };
 
-/** Hooks run before a guarded route's body is even validated: rate limit, then 401, then 403. */
-export type GuardHooks = { beforeCheck?: (request: FastifyRequest, reply: FastifyReply) => Promise<void> };
-
 /**
  * Registers routes of a module: every route inside is guarded by session + the method's flag on one of
  * `modules`, before validation and before any lookup (CONTRACT §5, §12 check order).
@@ -78,7 +75,7 @@ export function moduleRoutes(modules: ModuleName | ModuleName[], routes: (app: A
   const list = Array.isArray(modules) ? modules : [modules];
   return async (app: App) => {
     app.addHook('onRoute', (route) => {
-      route.config = { ...(route.config as object), modules: list } as any;
+      route.config = { ...route.config, modules: list };
       route.schema = { ...route.schema, tags: route.schema?.tags ?? [list[0]] };
     });
     app.addHook('onRequest', async (request) => {
@@ -99,7 +96,7 @@ export function enforceModuleGuards(app: FastifyInstance) {
   });
   // Checked once every plugin's onRoute hook has had its say.
   app.addHook('onReady', async () => {
-    const unguarded = routes.find((route) => !(route.config as any)?.modules);
+    const unguarded = routes.find((route) => !(route.config as { modules?: unknown } | undefined)?.modules);
     if (unguarded) throw new Error(`${unguarded.method} ${unguarded.url} must be registered through moduleRoutes()`);
   });
 }

@@ -4,7 +4,7 @@ import { and, eq, ne } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import { departments, sessions, twoFactors, users } from '../db/schema/index.js';
-import { conflict, unauthorized, validationError } from '../http/errors.js';
+import { conflict, unauthorized, validationError } from '../errors.js';
 import { Email, ErrorBody, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
 import { authHeaders } from './auth.js';
 import { currentPrincipal, requireSession } from './guard.js';
@@ -24,7 +24,7 @@ function forwardCookies(reply: FastifyReply, headers: Headers, skip?: (cookie: s
   if (cookies.length) reply.header('set-cookie', cookies);
 }
 
-/** Better Auth's code for a failure, if it is one of its errors. */
+/** Better Auth's code for a failure, if it is one of its errors (its error body is untyped: library boundary). */
 const codeOf = (err: unknown) => (err instanceof APIError ? String((err.body as any)?.code ?? err.status) : undefined);
 
 const headersWithout = (request: FastifyRequest, keep: RegExp) => {
@@ -61,6 +61,7 @@ export default async function authRoutes(app: App) {
         returnHeaders: true,
       });
       forwardCookies(reply, headers);
+      // Better Auth's two-factor plugin adds this field; the endpoint's declared type does not know it.
       if ((response as any).twoFactorRedirect) return { twoFactorRequired: true as const };
       const signedIn = response as { token: string; user: { id: string; email: string; name: string } };
       return await sessionAnswer(signedIn.token, signedIn.user);

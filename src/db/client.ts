@@ -21,8 +21,10 @@ export type Executor = Db | Tx;
 export type Database = {
   kind: 'pglite' | 'postgres';
   db: Db;
+  /** The embedded database itself (PGlite only), e.g. to dump it. */
+  pglite?: PGlite;
   /** Raw parameterised SQL, for pg-boss's executor and health checks. */
-  execute(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  execute(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   /** Resolves when the database answers within the timeout; rejects otherwise. */
   ping(timeoutMs?: number): Promise<void>;
   migrate(): Promise<void>;
@@ -50,6 +52,8 @@ export type DatabaseOptions = {
   url?: string;
   /** PGlite data directory; `memory://` for a throwaway database. */
   dataDir?: string;
+  /** PGlite: start from this dump (`dumpDataDir()`), e.g. a template database migrated once for a whole test run. */
+  loadDataDir?: Blob | File;
 };
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -61,7 +65,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // An idle client losing its server must not crash the process; health reports it instead.
     pool.on('error', (err) => database.onError?.(err));
     const db = drizzlePg(pool, { schema, logger }) as unknown as Db;
-    const execute = async (text: string, values?: unknown[]) => pool.query(text, values as any[]);
+    const execute = async (text: string, values?: unknown[]) => pool.query(text, values);
     const database: Database = {
       kind: 'postgres',
       db,
@@ -85,16 +89,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir);
+  const client = await PGlite.create(dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   // Without parameters a text may hold several statements (pg-boss's migrations): PGlite runs those with exec.
   const execute = async (text: string, values?: unknown[]) => {
-    if (values?.length) return client.query<any>(text, values as any[]);
+    if (values?.length) return client.query<Record<string, unknown>>(text, values);
     const results = await client.exec(text);
     return { rows: results.at(-1)?.rows ?? [] };
   };
   return {
     kind: 'pglite',
+    pglite: client,
     db,
     execute,
     ping: (ms = 2000) => (client.closed ? Promise.reject(new Error('database is closed')) : withTimeout(execute('select 1'), ms).then(() => undefined)),

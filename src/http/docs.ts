@@ -28,5 +28,6 @@ export async function registerDocs(app: FastifyInstance) {
     routePrefix: '/api/docs',
     configuration: { url: '/api/openapi.json', title: 'Property Management Service API' },
     logLevel: 'warn',
+    // The plugin's option type lags its documented `configuration` options: library boundary.
   } as any);
 }

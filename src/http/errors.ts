@@ -1,32 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError, conflict, databaseError, internalError, payloadTooLarge, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, tooManyRequests, unsupportedMediaType, validationError } from '../errors.js';
 
-export type ErrorBody = { error: string; message?: string; details?: Record<string, string> };
-
-/** An error with the HTTP status and body the client receives. */
-export class HttpError extends Error {
-  constructor(readonly statusCode: number, readonly body: ErrorBody, readonly headers: Record<string, string> = {}) {
-    super(body.message ?? body.error);
-  }
-}
-
-export const validationError = (details: Record<string, string>) =>
-  new HttpError(400, { error: 'Validation error', details });
-export const unauthorized = (error = 'Authentication required') => new HttpError(401, { error });
-export const forbidden = () => new HttpError(403, { error: 'Insufficient permissions' });
-export const notFound = (what = 'Resource') => new HttpError(404, { error: 'Resource not found', message: `${what} not found` });
-export const conflict = (message: string) => new HttpError(409, { error: 'Conflict', message });
-export const payloadTooLarge = (message: string) => new HttpError(413, { error: 'Payload too large', message });
-export const unsupportedMediaType = (message: string) => new HttpError(415, { error: 'Unsupported media type', message });
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new HttpError(
-    429,
-    { error: 'Too many requests', message: `Rate limit exceeded, retry in ${retryAfterSeconds} seconds` },
-    { 'retry-after': String(retryAfterSeconds) },
-  );
-export const internalError = () =>
-  new HttpError(500, { error: 'Internal server error', message: 'An unexpected error occurred' });
-
-type AjvError = { instancePath: string; keyword: string; message?: string; params: Record<string, any> };
+type AjvError = { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> };
 
 const dotted = (instancePath: string) => instancePath.split('/').filter(Boolean).join('.');
 
@@ -71,22 +46,11 @@ export function detailsFromAjv(errors: AjvError[], context?: string): Record<str
   return details;
 }
 
-/** The PostgreSQL error behind a failure: drivers throw it directly, drizzle wraps it (DrizzleQueryError.cause). */
-export function databaseError(err: unknown): { code: string } | undefined {
-  for (let e: any = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e;
-  }
-  return undefined;
-}
-
-export const PG_UNIQUE_VIOLATION = '23505';
-const PG_FOREIGN_KEY_VIOLATION = '23503';
-
 /** Maps every failure to the contract's error bodies; nothing internal reaches the client. */
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError & { code?: string; constraint?: string; detail?: string }, request, reply) => {
-    let http: HttpError;
-    if (err instanceof HttpError) {
+    let http: ApiError;
+    if (err instanceof ApiError) {
       http = err;
     } else if (err.validation) {
       http = validationError(detailsFromAjv(err.validation as AjvError[], err.validationContext));
@@ -105,12 +69,12 @@ export function registerErrorHandling(app: FastifyInstance) {
     } else if (err.statusCode === 429) {
       http = tooManyRequests(60);
     } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      http = new HttpError(err.statusCode, { error: err.statusCode === 404 ? 'Resource not found' : 'Bad request', message: err.message });
+      http = new ApiError(err.statusCode, { error: err.statusCode === 404 ? 'Resource not found' : 'Bad request', message: err.message });
     } else {
       request.log.error({ err }, 'unhandled error');
       http = internalError();
     }
-    if (http.statusCode >= 500 && err instanceof HttpError) request.log.error({ err }, 'server error');
+    if (http.statusCode >= 500 && err instanceof ApiError) request.log.error({ err }, 'server error');
     return reply.code(http.statusCode).headers(http.headers).send(http.body);
   });
 

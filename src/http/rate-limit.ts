@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { principalOf } from '../auth/guard.js';
-import { tooManyRequests } from './errors.js';
+import { tooManyRequests } from '../errors.js';
 
 export type Bucket = 'auth' | 'read' | 'write';
 

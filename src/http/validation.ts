@@ -7,7 +7,7 @@ const base: Options = {
   removeAdditional: false, // unknown fields are errors, not silently dropped
   useDefaults: true,
   strict: false,
-  keywords: ['example', 'x-sortable'],
+  keywords: ['example'],
 };
 
 function build(options: Options) {
@@ -24,6 +24,7 @@ export function registerValidation(app: FastifyInstance) {
   const strict = build({ ...base, coerceTypes: false });
   const coercing = build({ ...base, coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) =>
+    // Ajv's validate function is what Fastify expects; only their declared types differ.
     (httpPart === 'body' ? strict : coercing).compile(schema as object) as any,
   );
   // Strings are trimmed before validation; passwords are taken exactly as typed.
@@ -34,11 +35,12 @@ export function registerValidation(app: FastifyInstance) {
 
 const UNTRIMMED = new Set(['password', 'currentPassword', 'newPassword']);
 
-export function trimStrings(value: any, key?: string): any {
+export function trimStrings(value: unknown, key?: string): unknown {
   if (typeof value === 'string') return key && UNTRIMMED.has(key) ? value : value.trim();
   if (Array.isArray(value)) return value.map((item) => trimStrings(item));
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const k of Object.keys(value)) value[k] = trimStrings(value[k], k);
+    const record = value as Record<string, unknown>;
+    for (const k of Object.keys(record)) record[k] = trimStrings(record[k], k);
   }
   return value;
 }

@@ -18,8 +18,6 @@ export type Mail = {
 export type Mailer = {
   send(mail: Mail): Promise<void>;
   close(): void;
-  /** Where messages go: `smtp` or the outbox directory. */
-  readonly destination: string;
 };
 
 /**
@@ -30,7 +28,6 @@ export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
   if (config.smtpUrl) {
     const transport: Transporter = nodemailer.createTransport(config.smtpUrl, { from: config.mailFrom });
     return {
-      destination: 'smtp',
       async send(mail) {
         await transport.sendMail({ from: config.mailFrom, ...mail });
       },
@@ -42,7 +39,6 @@ export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
   mkdirSync(outbox, { recursive: true });
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
-    destination: outbox,
     async send(mail) {
       const info = await transport.sendMail({ from: config.mailFrom, ...mail });
       const file = join(outbox, `${uuidv7()}.eml`);

@@ -26,3 +26,25 @@ export function welcomeMail(name: string, email: string, loginUrl: string): Rend
     html: layout(subject, `<p>Hello ${escapeHtml(name)},</p><p>An account has been created for you (${escapeHtml(email)}). Sign in at:</p><p><a href="${escapeHtml(loginUrl)}">${escapeHtml(loginUrl)}</a></p><p>Use the password your administrator gave you, then change it under Privacy and Security, where you can also turn on two-factor authentication.</p>`),
   };
 }
+
+export function inquiryResponseMail(name: string, subject: string, response: string, original: string): Rendered {
+  const title = `Re: ${subject}`;
+  const quoted = original.split('\n').map((line) => `> ${line}`).join('\n');
+  return {
+    subject: title,
+    text: `Hello ${name},\n\n${response}\n\n${quoted}\n`,
+    html: layout(title, `<p>Hello ${escapeHtml(name)},</p><p style="white-space:pre-wrap">${escapeHtml(response)}</p>` +
+      `<blockquote style="color:#666;border-left:3px solid #ccc;margin:1em 0;padding-left:1em;white-space:pre-wrap">${escapeHtml(original)}</blockquote>`),
+  };
+}
+
+const NEWSLETTER_NOTE = 'You receive this e-mail because you subscribed to our newsletter.';
+
+/** A campaign as one recipient gets it: its content (Markdown and the HTML rendered from it) and the unsubscribe link. */
+export function campaignMail(subject: string, markdown: string, html: string, unsubscribeUrl: string): Rendered {
+  return {
+    subject,
+    html: layout(subject, `${html}<hr><p style="font-size:12px;color:#666">${NEWSLETTER_NOTE} <a href="${escapeHtml(unsubscribeUrl)}">Unsubscribe</a></p>`),
+    text: `${markdown}\n\n--\n${NEWSLETTER_NOTE} Unsubscribe: ${unsubscribeUrl}\n`,
+  };
+}

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, type ExtraConfigColumn, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, id, ts, updatedAt } from './common.js';
 import { users } from './iam.js';
 
@@ -14,7 +14,7 @@ export type PriceRange = { min: number; max: number };
 export type SalaryRange = { min: number; max: number; currency: string };
 
 /** Indexes every published-content table shares: newest first, and what the public site reads. */
-const contentIndexes = (name: string, t: { created_at: any; id: any; published: any; publish_date: any }) => [
+const contentIndexes = (name: string, t: { created_at: ExtraConfigColumn; id: ExtraConfigColumn; published: ExtraConfigColumn; publish_date: ExtraConfigColumn }) => [
   index(`${name}_created_idx`).on(t.created_at, t.id),
   index(`${name}_public_idx`).on(t.publish_date, t.id).where(sql`${t.published}`),
 ];

@@ -1,4 +1,4 @@
-import { type AnyPgColumn, index, numeric, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, type ExtraConfigColumn, index, numeric, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, id, ts, updatedAt } from './common.js';
 import { projects } from './cms.js';
 import { users } from './iam.js';
@@ -14,7 +14,7 @@ export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sent'] as const;
 export const DELIVERY_STATUSES = ['pending', 'sent', 'failed'] as const;
 
 const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: 'number' });
-const newestFirst = (name: string, t: { created_at: any; id: any }) =>
+const newestFirst = (name: string, t: { created_at: ExtraConfigColumn; id: ExtraConfigColumn }) =>
   index(`${name}_created_idx`).on(t.created_at, t.id);
 
 export const leads = pgTable('leads', {

@@ -1,17 +1,51 @@
 import { Type } from '@sinclair/typebox';
-import { arrayContains, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import type { Executor } from '../../db/client.js';
+import { contains, equals } from '../../data/filters.js';
+import { defineResource, type SelectQuery } from '../../data/resource.js';
 import { ARTICLE_TYPES, articles, users } from '../../db/schema/index.js';
-import { currentPrincipal } from '../../auth/guard.js';
-import { findOne } from '../../http/crud.js';
-import type { ListSpec, View } from '../../http/list.js';
 import { Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
-import { type ContentCollection, publishingInput, registerContentRoutes, SlugInput } from './content.js';
+import { contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
-export const articleCollection: ContentCollection = {
-  table: articles, id: articles.id, module: 'cms', resource: 'articles', label: 'Article', slug: articles.slug, slugSource: 'title',
+const withAuthor = (query: SelectQuery) => query.leftJoin(users, eq(users.id, articles.author_id));
+
+const listColumns = {
+  id: articles.id, title: articles.title, slug: articles.slug, excerpt: articles.excerpt, type: articles.type,
+  cover_image: articles.cover_image, author: { id: users.id, name: users.name }, tags: articles.tags,
+  published: articles.published, publish_date: articles.publish_date, created_at: articles.created_at,
 };
+
+/** Articles: news, blog posts and announcements, written in Markdown. */
+export const articleResource = defineResource({
+  name: 'articles',
+  module: 'cms',
+  label: 'Article',
+  table: articles,
+  id: articles.id,
+  view: {
+    fields: {
+      ...listColumns,
+      content: articles.content,
+      author: { id: users.id, name: users.name, email: users.email },
+      seo_title: articles.seo_title, seo_description: articles.seo_description, updated_at: articles.updated_at,
+    },
+    joins: withAuthor,
+  },
+  // Lists show no content, SEO fields or updated_at.
+  listView: { fields: listColumns, joins: withAuthor },
+  list: {
+    sortable: { created_at: articles.created_at, title: articles.title, publish_date: articles.publish_date },
+    defaultSort: 'created_at',
+    filters: {
+      type: equals(articles.type, StringEnum(ARTICLE_TYPES)),
+      published: equals(articles.published, Type.Boolean()),
+      tag: contains(articles.tags, Type.String({ minLength: 1, maxLength: 100 })),
+    },
+    search: [articles.title, articles.excerpt],
+  },
+});
+
+export const articlePublishing: Publishing = { slug: articles.slug, published: articles.published, publishDate: articles.publish_date, slugSource: 'title' };
 
 // ── Schemas ───────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -54,47 +88,6 @@ export const ArticleInput = Strict({
   ...publishingInput,
 });
 
-// ── Lists and views ───────────────────────────────────────────────────────────────────────────────────────
-
-export const articleList: ListSpec = {
-  collection: 'articles',
-  table: articles,
-  id: articles.id,
-  sortable: { created_at: articles.created_at, title: articles.title, publish_date: articles.publish_date },
-  defaultSort: 'created_at',
-  filters: {
-    type: { schema: StringEnum(ARTICLE_TYPES), where: (v) => eq(articles.type, v) },
-    published: { schema: Type.Boolean(), where: (v) => eq(articles.published, v) },
-    tag: { schema: Type.String({ minLength: 1, maxLength: 100 }), where: (v) => arrayContains(articles.tags, [v]) },
-  },
-  search: [articles.title, articles.excerpt],
-};
-
-const withAuthor = (query: any) => query.leftJoin(users, eq(users.id, articles.author_id));
-
-const listColumns = {
-  id: articles.id, title: articles.title, slug: articles.slug, excerpt: articles.excerpt, type: articles.type,
-  cover_image: articles.cover_image, author: { id: users.id, name: users.name }, tags: articles.tags,
-  published: articles.published, publish_date: articles.publish_date, created_at: articles.created_at,
-};
-
-export const articleListView: View = { fields: listColumns, joins: withAuthor };
-
-export const articleDetailView: View = {
-  fields: {
-    ...listColumns,
-    content: articles.content,
-    author: { id: users.id, name: users.name, email: users.email },
-    seo_title: articles.seo_title, seo_description: articles.seo_description, updated_at: articles.updated_at,
-  },
-  joins: withAuthor,
-};
-
-/** An article in its detail view, or 404. */
-export function articleDetail(db: Executor, id: string) {
-  return findOne<Record<string, any>>(db, articleCollection, articleDetailView, id);
-}
-
 /** Markdown → plain text, roughly: what an excerpt shows. */
 export function plainText(markdown: string): string {
   return markdown
@@ -114,17 +107,14 @@ export const excerptOf = (content: string) => plainText(content).slice(0, 200).t
 // ── Routes ────────────────────────────────────────────────────────────────────────────────────────────────
 
 export default async function articleRoutes(app: App) {
-  registerContentRoutes(app, {
+  contentRoutes(app, articleResource, articlePublishing, {
     path: '/api/cms/articles',
-    collection: articleCollection,
-    list: articleList,
-    listView: articleListView,
+    Item: ArticleDetail,
     ListItem: ArticleListItem,
-    Detail: ArticleDetail,
-    detail: articleDetail,
     Input: ArticleInput,
-    createDefaults: async (request, body) => ({
-      author_id: (await currentPrincipal(app, request)).user.id,
+    // The author is the creating user; the excerpt, unless sent, comes from the content.
+    defaults: (body, { actor }) => ({
+      author_id: actor.userId,
       ...(body.excerpt === undefined ? { excerpt: excerptOf(body.content) || null } : {}),
     }),
   });

@@ -1,16 +1,39 @@
 import { Type } from '@sinclair/typebox';
-import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import type { Executor } from '../../db/client.js';
+import { equals } from '../../data/filters.js';
+import { defineResource } from '../../data/resource.js';
 import { careers, EMPLOYMENT_TYPES } from '../../db/schema/index.js';
-import { findOne } from '../../http/crud.js';
-import type { ListSpec, View } from '../../http/list.js';
 import { Nullable, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { assertRange, type ContentCollection, publishingInput, registerContentRoutes, SlugInput } from './content.js';
+import { assertRange, contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
-export const careerCollection: ContentCollection = {
-  table: careers, id: careers.id, module: 'cms', resource: 'careers', label: 'Career', slug: careers.slug, slugSource: 'title',
+const listColumns = {
+  id: careers.id, title: careers.title, slug: careers.slug, department: careers.department, location: careers.location,
+  employment_type: careers.employment_type, salary_range: careers.salary_range, published: careers.published,
+  publish_date: careers.publish_date, created_at: careers.created_at,
 };
+
+/** Careers: job postings; lists leave the description out. */
+export const careerResource = defineResource({
+  name: 'careers',
+  module: 'cms',
+  label: 'Career',
+  table: careers,
+  id: careers.id,
+  view: { fields: { ...listColumns, description: careers.description, updated_at: careers.updated_at } },
+  listView: { fields: listColumns },
+  list: {
+    sortable: { created_at: careers.created_at, title: careers.title, publish_date: careers.publish_date },
+    defaultSort: 'created_at',
+    filters: {
+      department: equals(careers.department, Type.String({ minLength: 1, maxLength: 200 })),
+      employment_type: equals(careers.employment_type, StringEnum(EMPLOYMENT_TYPES)),
+      published: equals(careers.published, Type.Boolean()),
+    },
+    search: [careers.title, careers.department],
+  },
+});
+
+export const careerPublishing: Publishing = { slug: careers.slug, published: careers.published, publishDate: careers.publish_date, slugSource: 'title' };
 
 // ── Schemas ───────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -49,48 +72,14 @@ export const CareerInput = Strict({
   ...publishingInput,
 });
 
-// ── Lists and views ───────────────────────────────────────────────────────────────────────────────────────
-
-export const careerList: ListSpec = {
-  collection: 'careers',
-  table: careers,
-  id: careers.id,
-  sortable: { created_at: careers.created_at, title: careers.title, publish_date: careers.publish_date },
-  defaultSort: 'created_at',
-  filters: {
-    department: { schema: Type.String({ minLength: 1, maxLength: 200 }), where: (v) => eq(careers.department, v) },
-    employment_type: { schema: StringEnum(EMPLOYMENT_TYPES), where: (v) => eq(careers.employment_type, v) },
-    published: { schema: Type.Boolean(), where: (v) => eq(careers.published, v) },
-  },
-  search: [careers.title, careers.department],
-};
-
-const listColumns = {
-  id: careers.id, title: careers.title, slug: careers.slug, department: careers.department, location: careers.location,
-  employment_type: careers.employment_type, salary_range: careers.salary_range, published: careers.published,
-  publish_date: careers.publish_date, created_at: careers.created_at,
-};
-
-export const careerListView: View = { fields: listColumns };
-export const careerDetailView: View = { fields: { ...listColumns, description: careers.description, updated_at: careers.updated_at } };
-
-/** A job posting in its detail view, or 404. */
-export function careerDetail(db: Executor, id: string) {
-  return findOne<Record<string, any>>(db, careerCollection, careerDetailView, id);
-}
-
 // ── Routes ────────────────────────────────────────────────────────────────────────────────────────────────
 
 export default async function careerRoutes(app: App) {
-  registerContentRoutes(app, {
+  contentRoutes(app, careerResource, careerPublishing, {
     path: '/api/cms/careers',
-    collection: careerCollection,
-    list: careerList,
-    listView: careerListView,
+    Item: CareerDetail,
     ListItem: CareerListItem,
-    Detail: CareerDetail,
-    detail: careerDetail,
     Input: CareerInput,
-    validate: (body) => assertRange(body, 'salary_range'),
+    validate: (body) => assertRange(body.salary_range, 'salary_range'),
   });
 }

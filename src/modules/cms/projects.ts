@@ -1,18 +1,66 @@
 import { Type } from '@sinclair/typebox';
 import { asc, eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
+import { equals } from '../../data/filters.js';
+import { audited } from '../../data/mutations.js';
+import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
 import { galleryImages, inventoryUnits, PROJECT_STATUSES, PROJECT_TYPES, projects } from '../../db/schema/index.js';
-import { auditedTransaction, type Collection, deleteRecord, findOne, lockRow } from '../../http/crud.js';
-import { conflict } from '../../http/errors.js';
-import type { ListSpec, View } from '../../http/list.js';
-import { errorResponses, IdParams, Message, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
-import { assertRange, type ContentCollection, publishingInput, registerContentRoutes, SlugInput } from './content.js';
+import { conflict } from '../../errors.js';
+import { actorOf } from '../../http/actor.js';
+import { resourceRoutes } from '../../http/resource-routes.js';
+import { errorResponses, IdParams, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { assertRange, contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
-export const projectCollection: ContentCollection = {
-  table: projects, id: projects.id, module: 'cms', resource: 'projects', label: 'Project', slug: projects.slug, slugSource: 'name',
+const listColumns = {
+  id: projects.id, name: projects.name, slug: projects.slug, status: projects.status, type: projects.type, stage: projects.stage,
+  location: projects.location, price_range: projects.price_range, cover_photo: projects.cover_photo, published: projects.published,
+  publish_date: projects.publish_date, created_at: projects.created_at, updated_at: projects.updated_at,
 };
-export const galleryCollection: Collection = { table: galleryImages, id: galleryImages.id, module: 'cms', resource: 'galleries', label: 'Gallery image' };
+
+/** Projects: developments with their details, gallery and publication on the website. */
+export const projectResource = defineResource({
+  name: 'projects',
+  module: 'cms',
+  label: 'Project',
+  table: projects,
+  id: projects.id,
+  // Every column; `galleries` come from {@link galleriesOf}.
+  view: {
+    fields: {
+      ...listColumns,
+      description: projects.description, coordinates: projects.coordinates, nearby_landmarks: projects.nearby_landmarks,
+      amenities: projects.amenities, seo_title: projects.seo_title, seo_description: projects.seo_description, seo_keywords: projects.seo_keywords,
+    },
+  },
+  listView: { fields: listColumns },
+  list: {
+    sortable: { created_at: projects.created_at, name: projects.name, publish_date: projects.publish_date, updated_at: projects.updated_at },
+    defaultSort: 'created_at',
+    filters: {
+      status: equals(projects.status, StringEnum(PROJECT_STATUSES)),
+      type: equals(projects.type, StringEnum(PROJECT_TYPES)),
+    },
+    search: [projects.name, projects.location],
+  },
+});
+
+export const projectPublishing: Publishing = { slug: projects.slug, published: projects.published, publishDate: projects.publish_date, slugSource: 'name' };
+
+const galleryFields = {
+  id: galleryImages.id, image_url: galleryImages.image_url, caption: galleryImages.caption,
+  display_order: galleryImages.display_order, house_model: galleryImages.house_model,
+};
+
+/** A project's gallery images; created through their project, deleted one by one. */
+export const galleryResource = defineResource({
+  name: 'galleries',
+  module: 'cms',
+  label: 'Gallery image',
+  table: galleryImages,
+  id: galleryImages.id,
+  view: { fields: galleryFields },
+});
 
 // ── Schemas ───────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -92,73 +140,33 @@ export const GalleryInput = Strict({
 });
 export const GalleryCreated = Strict({ message: Type.String(), ids: Type.Array(Uuid()) });
 
-// ── Lists and views ───────────────────────────────────────────────────────────────────────────────────────
-
-export const projectList: ListSpec = {
-  collection: 'projects',
-  table: projects,
-  id: projects.id,
-  sortable: { created_at: projects.created_at, name: projects.name, publish_date: projects.publish_date, updated_at: projects.updated_at },
-  defaultSort: 'created_at',
-  filters: {
-    status: { schema: StringEnum(PROJECT_STATUSES), where: (v) => eq(projects.status, v) },
-    type: { schema: StringEnum(PROJECT_TYPES), where: (v) => eq(projects.type, v) },
-  },
-  search: [projects.name, projects.location],
-};
-
-const listColumns = {
-  id: projects.id, name: projects.name, slug: projects.slug, status: projects.status, type: projects.type, stage: projects.stage,
-  location: projects.location, price_range: projects.price_range, cover_photo: projects.cover_photo, published: projects.published,
-  publish_date: projects.publish_date, created_at: projects.created_at, updated_at: projects.updated_at,
-};
-
-export const projectListView: View = { fields: listColumns };
-
-/** Every column of a project; `galleries` come from {@link galleriesOf}. */
-export const projectDetailView: View = {
-  fields: {
-    ...listColumns,
-    description: projects.description, coordinates: projects.coordinates, nearby_landmarks: projects.nearby_landmarks,
-    amenities: projects.amenities, seo_title: projects.seo_title, seo_description: projects.seo_description, seo_keywords: projects.seo_keywords,
-  },
-};
-
-export const galleryView: View = {
-  fields: {
-    id: galleryImages.id, image_url: galleryImages.image_url, caption: galleryImages.caption,
-    display_order: galleryImages.display_order, house_model: galleryImages.house_model,
-  },
-};
+// ── Reads ─────────────────────────────────────────────────────────────────────────────────────────────────
 
 /** A project's gallery, ordered by display_order (ties: oldest first). */
 export function galleriesOf(db: Executor, projectId: string) {
-  return db.select(galleryView.fields).from(galleryImages).where(eq(galleryImages.project_id, projectId))
+  return db.select(galleryFields).from(galleryImages).where(eq(galleryImages.project_id, projectId))
     .orderBy(asc(galleryImages.display_order), asc(galleryImages.id));
 }
 
-/** A project in its detail view with galleries, or 404. */
-export async function projectDetail(db: Executor, id: string) {
-  const project = await findOne<Record<string, any>>(db, projectCollection, projectDetailView, id);
-  return { ...project, galleries: await galleriesOf(db, id) };
-}
+/** A project with its galleries. */
+export const withGalleries = async (db: Executor, project: Record<string, unknown>) => ({ ...project, galleries: await galleriesOf(db, String(project.id)) });
 
 // ── Routes ────────────────────────────────────────────────────────────────────────────────────────────────
 
 export default async function projectRoutes(app: App) {
-  registerContentRoutes(app, {
+  const { db } = app.database;
+  contentRoutes(app, projectResource, projectPublishing, {
     path: '/api/cms/projects',
-    collection: projectCollection,
-    list: projectList,
-    listView: projectListView,
+    Item: ProjectDetail,
     ListItem: ProjectListItem,
-    Detail: ProjectDetail,
-    detail: projectDetail,
     Input: ProjectInput,
-    validate: (body) => assertRange(body, 'price_range'),
-    deleteCheck: async (current, tx) => {
-      const [unit] = await tx.select({ id: inventoryUnits.id }).from(inventoryUnits).where(eq(inventoryUnits.project_id, current.id)).limit(1);
-      if (unit) throw conflict('The project has inventory units; delete or move them first');
+    validate: (body) => assertRange(body.price_range, 'price_range'),
+    complete: (project) => withGalleries(db, project),
+    remove: {
+      before: async (current, work) => {
+        const [unit] = await work.tx.select({ id: inventoryUnits.id }).from(inventoryUnits).where(eq(inventoryUnits.project_id, current.id)).limit(1);
+        if (unit) throw conflict('The project has inventory units; delete or move them first');
+      },
     },
   });
 
@@ -166,19 +174,14 @@ export default async function projectRoutes(app: App) {
     schema: { summary: "Add images to a project's gallery", params: IdParams, body: GalleryInput, response: { 201: GalleryCreated, ...errorResponses } },
   }, async (request, reply) => {
     const projectId = request.params.id;
-    const ids = await auditedTransaction(app, request, async (tx, audit) => {
-      await lockRow(tx, projectCollection, projectId);
-      const rows = await tx.insert(galleryImages).values(request.body.images.map((image) => ({ ...image, project_id: projectId }))).returning();
-      for (const row of rows) await audit(tx, { action: 'create', module: 'cms', resource: 'galleries', resourceId: row.id, after: row });
+    const ids = await audited(db, await actorOf(app, request), async (work) => {
+      await work.lock(projectResource, projectId);
+      const rows = [];
+      for (const image of request.body.images) rows.push(await work.create(galleryResource, { ...image, project_id: projectId }));
       return rows.map((row) => row.id);
     });
     return reply.code(201).send({ message: `${ids.length} gallery image${ids.length === 1 ? '' : 's'} added`, ids });
   });
 
-  app.delete('/api/cms/projects/galleries/:id', {
-    schema: { summary: 'Delete a gallery image', params: IdParams, response: { 200: Message, ...errorResponses } },
-  }, async (request) => {
-    await deleteRecord(app, request, galleryCollection, request.params.id);
-    return { message: 'Gallery image deleted' };
-  });
+  resourceRoutes(app, galleryResource, { path: '/api/cms/projects/galleries', Item: GalleryImage, detail: false });
 }

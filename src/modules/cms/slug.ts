@@ -1,7 +1,7 @@
 import { and, eq, like, ne, or, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
-import { conflict } from '../../http/errors.js';
+import { conflict } from '../../errors.js';
 
 /** Lower-case ASCII words joined by '-': "Café Déjà Vu!" → "cafe-deja-vu". */
 export function slugify(text: string): string {
@@ -26,8 +26,7 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 /** A free slug from `base` (already slugified): `base`, else `base-2`, `base-3`, … (CONTRACT §12, derived slugs). */
 export async function uniqueSlug(tx: Executor, table: PgTable, slugColumn: PgColumn, base: string, fallback = 'item'): Promise<string> {
   const root = base || fallback;
-  const rows = (await (tx.select({ slug: slugColumn }).from(table as any) as any)
-    .where(or(eq(slugColumn, root), like(slugColumn, `${likeEscape(root)}-%`)))) as { slug: string }[];
+  const rows = await tx.select({ slug: slugColumn }).from(table).where(or(eq(slugColumn, root), like(slugColumn, `${likeEscape(root)}-%`)));
   const taken = new Set(rows.map((r) => r.slug));
   if (!taken.has(root)) return root;
   for (let n = 2; ; n++) if (!taken.has(`${root}-${n}`)) return `${root}-${n}`;
@@ -36,6 +35,6 @@ export async function uniqueSlug(tx: Executor, table: PgTable, slugColumn: PgCol
 /** An explicitly sent slug must be free (409 otherwise); `exceptId` is the record being changed. */
 export async function assertSlugFree(tx: Executor, table: PgTable, slugColumn: PgColumn, idColumn: PgColumn, slug: string, exceptId?: string) {
   const where: SQL | undefined = exceptId ? and(eq(slugColumn, slug), ne(idColumn, exceptId)) : eq(slugColumn, slug);
-  const [row] = await (tx.select({ id: idColumn }).from(table as any) as any).where(where).limit(1);
+  const [row] = await tx.select({ id: idColumn }).from(table).where(where).limit(1);
   if (row) throw conflict(`The slug "${slug}" is already in use`);
 }

@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { fileTypeFromBuffer } from 'file-type';
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
-import { HttpError, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../http/errors.js';
+import { ApiError, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../errors.js';
 import { ErrorBody, errorResponses, Strict } from '../../http/schemas.js';
 
 /** Image types accepted (CONTRACT §11), by the extension file-type detects → served Content-Type. */
@@ -101,7 +101,7 @@ export default async function uploadRoutes(app: App) {
       .header('x-content-type-options', 'nosniff')
       .header('cache-control', 'public, max-age=31536000, immutable')
       .header('cross-origin-resource-policy', 'cross-origin')
-      .send(createReadStream(file) as any);
+      .send(createReadStream(file) as never); // a stream; the schema above only documents it
   });
 
   await app.register(async (scoped: App) => {
@@ -125,8 +125,8 @@ export default async function uploadRoutes(app: App) {
         // A refusal before the whole body arrived closes the connection: the rest of the body is never read.
         const refuse = (err: unknown) => {
           const http = translate(err, uploadMaxBytes);
-          return http instanceof HttpError && !request.raw.readableEnded
-            ? new HttpError(http.statusCode, http.body, { ...http.headers, connection: 'close' })
+          return http instanceof ApiError && !request.raw.readableEnded
+            ? new ApiError(http.statusCode, http.body, { ...http.headers, connection: 'close' })
             : http;
         };
         const part = await request.file().catch((err) => {
@@ -156,9 +156,10 @@ export default async function uploadRoutes(app: App) {
   });
 }
 
-function translate(err: any, maxBytes: number): unknown {
-  if (err instanceof HttpError) return err;
-  if (err instanceof TooLarge || err?.code === 'FST_REQ_FILE_TOO_LARGE' || err?.code === 'FST_FILES_LIMIT' || err?.code === 'FST_PARTS_LIMIT') {
+function translate(err: unknown, maxBytes: number): unknown {
+  if (err instanceof ApiError) return err;
+  const code = (err as { code?: string } | null)?.code;
+  if (err instanceof TooLarge || code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes`);
   }
   return err;

@@ -1,7 +1,6 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import campaignRoutes from './campaigns.js';
-import { campaignWorkers, resumeCampaigns } from './delivery.js';
 import inquiryRoutes from './inquiries.js';
 import inventoryRoutes from './inventory.js';
 import leadRoutes from './leads.js';
@@ -16,10 +15,4 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(inquiryRoutes);
   await app.register(newsletterRoutes);
   await app.register(campaignRoutes);
-
-  // Campaign delivery runs on the job queue; the queue starts (app.ts) before this hook runs.
-  app.workers.push(...campaignWorkers(app));
-  app.addHook('onReady', async () => {
-    if (app.queue) await resumeCampaigns(app).catch((err) => app.log.error({ err }, 'resuming campaigns failed'));
-  });
 });

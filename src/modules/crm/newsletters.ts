@@ -1,16 +1,41 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
+import type { Actor } from '../../data/actor.js';
+import { equals } from '../../data/filters.js';
+import { audited, type Work } from '../../data/mutations.js';
+import { defineResource } from '../../data/resource.js';
+import type { Db } from '../../db/client.js';
 import { newsletterSubscriptions, SUBSCRIPTION_STATUSES } from '../../db/schema/index.js';
-import { auditedTransaction, type Collection, deleteRecord, findOne, updateRecord } from '../../http/crud.js';
-import { conflict } from '../../http/errors.js';
-import { type ListQuery, listQuerySchema, type ListSpec, type View } from '../../http/list.js';
-import { Created, Email, errorResponses, IdParams, Message, Nullable, Paginated, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { conflict } from '../../errors.js';
+import { resourceRoutes } from '../../http/resource-routes.js';
+import { Created, Email, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
-export const newsletterCollection: Collection = {
-  table: newsletterSubscriptions, id: newsletterSubscriptions.id, module: 'crm', resource: 'newsletters', label: 'Newsletter subscription',
-};
+const subscriptions = newsletterSubscriptions;
+
+/** Newsletter subscriptions: who receives campaigns. Listed newest first, by status only (CONTRACT §8). */
+export const newsletterResource = defineResource({
+  name: 'newsletters',
+  module: 'crm',
+  label: 'Newsletter subscription',
+  table: subscriptions,
+  id: subscriptions.id,
+  view: {
+    fields: {
+      id: subscriptions.id, email: subscriptions.email, name: subscriptions.name, status: subscriptions.status,
+      subscribed_at: subscriptions.subscribed_at, unsubscribed_at: subscriptions.unsubscribed_at,
+    },
+  },
+  list: {
+    sortable: { subscribed_at: subscriptions.subscribed_at },
+    defaultSort: 'subscribed_at',
+    sortParams: false,
+    filters: { status: equals(subscriptions.status, StringEnum(SUBSCRIPTION_STATUSES)) },
+  },
+  export: {},
+});
+
+type Status = (typeof SUBSCRIPTION_STATUSES)[number];
 
 export const Subscription = Strict({
   id: Uuid(),
@@ -24,22 +49,18 @@ export const Subscription = Strict({
 export const SubscribeInput = Strict({ email: Email(), name: Type.Optional(Nullable(RequiredText())) });
 const SubscriptionPatch = PartialStrict(Strict({ status: StringEnum(SUBSCRIPTION_STATUSES), name: Nullable(RequiredText()) }));
 
-export const newsletterList: ListSpec = {
-  collection: 'newsletters',
-  table: newsletterSubscriptions,
-  id: newsletterSubscriptions.id,
-  sortable: { subscribed_at: newsletterSubscriptions.subscribed_at },
-  defaultSort: 'subscribed_at',
-  sortParams: false,
-  filters: { status: { schema: StringEnum(SUBSCRIPTION_STATUSES), where: (v) => eq(newsletterSubscriptions.status, v) } },
-};
-
-export const newsletterView: View = {
-  fields: {
-    id: newsletterSubscriptions.id, email: newsletterSubscriptions.email, name: newsletterSubscriptions.name, status: newsletterSubscriptions.status,
-    subscribed_at: newsletterSubscriptions.subscribed_at, unsubscribed_at: newsletterSubscriptions.unsubscribed_at,
-  },
-};
+/**
+ * The one owner of a subscription's state: its status and the times that go with it. Subscribing again sets a new
+ * `subscribed_at` and clears `unsubscribed_at`; unsubscribing sets it. Audited in the caller's transaction.
+ */
+export function changeSubscription(work: Work, id: string, change: { status?: Status; name?: string | null }) {
+  return work.update(newsletterResource, id, (current) => {
+    const values: Partial<typeof subscriptions.$inferSelect> = { ...change };
+    if (change.status === 'unsubscribed' && current.status !== 'unsubscribed') values.unsubscribed_at = new Date();
+    if (change.status === 'subscribed' && current.status !== 'subscribed') Object.assign(values, { unsubscribed_at: null, subscribed_at: new Date() });
+    return values;
+  });
+}
 
 export type SubscribeResult = { id: string; outcome: 'created' | 'resubscribed' | 'already' };
 
@@ -47,66 +68,48 @@ export type SubscribeResult = { id: string; outcome: 'created' | 'resubscribed' 
  * Subscribes an address (lower-cased): a new one is created, an unsubscribed one is subscribed again, a subscribed
  * one is left as it is. Audited; shared by the staff API and the public form.
  */
-export function subscribe(app: App, request: FastifyRequest, email: string, name?: string | null): Promise<SubscribeResult> {
+export function subscribe(db: Db, actor: Actor, email: string, name?: string | null): Promise<SubscribeResult> {
   const address = email.trim().toLowerCase();
-  return auditedTransaction(app, request, async (tx, audit) => {
-    const [inserted] = await tx.insert(newsletterSubscriptions).values({ email: address, name: name ?? null }).onConflictDoNothing().returning();
+  return audited(db, actor, async (work) => {
+    const [inserted] = await work.tx.insert(subscriptions).values({ email: address, name: name ?? null }).onConflictDoNothing().returning();
     if (inserted) {
-      await audit(tx, { action: 'create', module: 'crm', resource: 'newsletters', resourceId: inserted.id, after: inserted });
+      await work.audit({ action: 'create', resource: newsletterResource, id: inserted.id, after: inserted });
       return { id: inserted.id, outcome: 'created' as const };
     }
-    const [current] = await tx.select().from(newsletterSubscriptions).where(eq(newsletterSubscriptions.email, address)).for('update');
+    const [current] = await work.tx.select().from(subscriptions).where(eq(subscriptions.email, address)).for('update');
     if (current.status === 'subscribed') return { id: current.id, outcome: 'already' as const };
-    const [row] = await tx.update(newsletterSubscriptions)
-      .set({ status: 'subscribed', subscribed_at: new Date(), unsubscribed_at: null, ...(name ? { name } : {}) })
-      .where(eq(newsletterSubscriptions.id, current.id))
-      .returning();
-    await audit(tx, { action: 'update', module: 'crm', resource: 'newsletters', resourceId: row.id, before: current, after: row });
-    return { id: row.id, outcome: 'resubscribed' as const };
+    await changeSubscription(work, current.id, { status: 'subscribed', ...(name ? { name } : {}) });
+    return { id: current.id, outcome: 'resubscribed' as const };
   });
 }
 
-/** Newsletter subscriptions: who receives campaigns. */
+/** Unsubscribes an address (the link in campaign e-mails); unknown or already unsubscribed addresses change nothing. */
+export function unsubscribe(db: Db, actor: Actor, email: string) {
+  return audited(db, actor, async (work) => {
+    const [current] = await work.tx.select().from(subscriptions).where(eq(subscriptions.email, email)).for('update');
+    if (current && current.status !== 'unsubscribed') await changeSubscription(work, current.id, { status: 'unsubscribed' });
+  });
+}
+
 export default async function newsletterRoutes(app: App) {
-  app.get('/api/crm/newsletters', {
-    schema: { summary: 'List newsletter subscriptions, newest first', querystring: listQuerySchema(newsletterList), response: { 200: Paginated(Subscription), ...errorResponses } },
-  }, async (request) => app.lists.page(newsletterList, newsletterView, request.query as ListQuery));
-
-  app.get('/api/crm/newsletters/:id', {
-    schema: { summary: 'One subscription', params: IdParams, response: { 200: Subscription, ...errorResponses } },
-  }, async (request) => findOne(app.database.db, newsletterCollection, newsletterView, request.params.id));
-
-  app.post('/api/crm/newsletters', {
-    schema: {
-      summary: 'Subscribe an address (an unsubscribed one is subscribed again: 200)',
+  const { db } = app.database;
+  resourceRoutes(app, newsletterResource, {
+    path: '/api/crm/newsletters',
+    Item: Subscription,
+    create: {
       body: SubscribeInput,
-      response: { 200: Created, 201: Created, ...errorResponses },
+      summary: 'Subscribe an address (an unsubscribed one is subscribed again: 200)',
+      handle: async (body, { actor }) => {
+        const result = await subscribe(db, actor, body.email, body.name);
+        if (result.outcome === 'already') throw conflict('The address is already subscribed');
+        return result.outcome === 'resubscribed' ? { code: 200, body: { id: result.id, message: 'Subscribed again' } } : { code: 201, body: { id: result.id, message: 'Subscribed' } };
+      },
+      answer: { schema: { 200: Created, 201: Created } },
     },
-  }, async (request, reply) => {
-    const body = request.body as typeof SubscribeInput.static;
-    const result = await subscribe(app, request, body.email, body.name);
-    if (result.outcome === 'already') throw conflict('The address is already subscribed');
-    if (result.outcome === 'resubscribed') return reply.code(200).send({ id: result.id, message: 'Subscribed again' });
-    return reply.code(201).send({ id: result.id, message: 'Subscribed' });
-  });
-
-  app.patch('/api/crm/newsletters/:id', {
-    schema: { summary: 'Change a subscription', params: IdParams, body: SubscriptionPatch, response: { 200: Message, ...errorResponses } },
-  }, async (request) => {
-    const body = request.body as { status?: 'subscribed' | 'unsubscribed'; name?: string | null };
-    await updateRecord(app, request, newsletterCollection, request.params.id, (current) => {
-      const patch: Record<string, unknown> = { ...body };
-      if (body.status === 'unsubscribed' && current.status !== 'unsubscribed') patch.unsubscribed_at = new Date();
-      if (body.status === 'subscribed' && current.status !== 'subscribed') Object.assign(patch, { unsubscribed_at: null, subscribed_at: new Date() });
-      return patch;
-    });
-    return { message: 'Subscription updated' };
-  });
-
-  app.delete('/api/crm/newsletters/:id', {
-    schema: { summary: 'Delete a subscription', params: IdParams, response: { 200: Message, ...errorResponses } },
-  }, async (request) => {
-    await deleteRecord(app, request, newsletterCollection, request.params.id);
-    return { message: 'Subscription deleted' };
+    update: {
+      body: SubscriptionPatch,
+      summary: 'Change a subscription',
+      change: (work, id, _values, body) => changeSubscription(work, id, body),
+    },
   });
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { users } from '../../db/schema/index.js';
-import { validationError } from '../../http/errors.js';
+import { validationError } from '../../errors.js';
 import { Nullable, Strict, Uuid } from '../../http/schemas.js';
 
 /** A user named by a record, as answers show it: `{id, name}` or null. */
@@ -20,3 +20,6 @@ export async function requireUser(db: Executor, id: string | null | undefined, f
 
 /** E-mail addresses are stored lower-case (CONTRACT §2). */
 export const lower = <T extends string | null | undefined>(value: T): T => (typeof value === 'string' ? (value.toLowerCase() as T) : value);
+
+/** The same object with `email` lower-cased when present. */
+export const withLowerEmail = <T extends { email?: string | null }>(values: T): T => (values.email === undefined ? values : { ...values, email: lower(values.email) });

@@ -1,49 +1,57 @@
 import { Type } from '@sinclair/typebox';
-import { and, eq, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
 import type { App } from '../../app.js';
-import { currentPrincipal } from '../../auth/guard.js';
-import { insertUserWithPassword } from '../../auth/accounts.js';
+import { generatePassword, insertUserWithPassword } from '../../auth/accounts.js';
 import { bcryptHasher, passwordProblem } from '../../auth/passwords.js';
-import type { Executor, Tx } from '../../db/client.js';
-import { accounts, departments, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
-import { recordChange } from '../../audit/record.js';
-import { auditedTransaction, findOne } from '../../http/crud.js';
-import { conflict, notFound, validationError } from '../../http/errors.js';
-import { type ListQuery, listQuerySchema, type ListSpec, type View } from '../../http/list.js';
-import { Created, Email, errorResponses, IdParams, Message, Nullable, Paginated, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import type { Config } from '../../config.js';
+import { userActor } from '../../data/actor.js';
+import { equals, is } from '../../data/filters.js';
+import { audited, type Work } from '../../data/mutations.js';
+import { defineResource } from '../../data/resource.js';
+import type { Database, Executor } from '../../db/client.js';
+import { accounts, departments, MODULES, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
+import { conflict, notFound, validationError } from '../../errors.js';
+import { resourceRoutes } from '../../http/resource-routes.js';
+import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { welcomeMail } from '../../mail/templates.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const byDepartmentName = (name: string): SQL =>
+const inDepartmentNamed = (name: string) =>
   sql`${users.departmentId} in (select ${departments.id} from ${departments} where lower(${departments.name}) = lower(${name}))`;
 
-/** Users list (CONTRACT §3, §8, §12): tombstones never appear; `department` is a name or an id. */
-export const userList: ListSpec = {
-  collection: 'users',
+/** Users (CONTRACT §3, §8, §12): tombstones (deleted users) never appear; `department` is a name or an id. */
+export const userResource = defineResource({
+  name: 'users',
+  module: 'iam',
+  label: 'User',
   table: users,
   id: users.id,
-  sortable: { createdAt: users.createdAt, name: users.name, email: users.email },
-  defaultSort: 'createdAt',
-  filters: {
-    department: {
-      schema: Type.String({ minLength: 1, maxLength: 200 }),
-      where: (value: string) => (UUID.test(value) ? or(eq(users.departmentId, value), byDepartmentName(value)) : byDepartmentName(value)),
+  view: {
+    fields: {
+      id: users.id, email: users.email, name: users.name, image: users.image, emailVerified: users.emailVerified,
+      department: { id: departments.id, name: departments.name }, createdAt: users.createdAt, updatedAt: users.updatedAt,
     },
-    emailVerified: { schema: Type.Boolean(), where: (value: boolean) => eq(users.emailVerified, value) },
+    joins: (query) => query.leftJoin(departments, eq(departments.id, users.departmentId)),
   },
-  search: [users.name, users.email],
-  scope: isNull(users.deletedAt),
-};
-
-export const userView = {
-  fields: {
-    id: users.id, email: users.email, name: users.name, image: users.image, emailVerified: users.emailVerified,
-    department: { id: departments.id, name: departments.name }, createdAt: users.createdAt, updatedAt: users.updatedAt,
+  list: {
+    sortable: { createdAt: users.createdAt, name: users.name, email: users.email },
+    defaultSort: 'createdAt',
+    filters: {
+      department: {
+        schema: Type.String({ minLength: 1, maxLength: 200 }),
+        where: (value: string) => is.opaque(UUID.test(value) ? sql`(${users.departmentId} = ${value} or ${inDepartmentNamed(value)})` : inDepartmentNamed(value)),
+      },
+      emailVerified: equals(users.emailVerified, Type.Boolean()),
+    },
+    search: [users.name, users.email],
   },
-  joins: (query) => query.leftJoin(departments, eq(departments.id, users.departmentId)),
-} satisfies View;
+  scope: is.null(users.deletedAt),
+  export: {},
+});
 
 /** SPEC's User: never a password or hash. */
 export const User = Strict({
@@ -66,13 +74,11 @@ const UserInput = Strict({
   emailVerified: Type.Optional(Type.Boolean()),
   image: Type.Optional(Nullable(RequiredText({ maxLength: 2000 }))),
 });
-const UserPatch = PartialStrict(UserInput);
-const ListQuerySchema = listQuerySchema(userList);
 
 type UserRow = typeof users.$inferSelect;
 
 /** What the audit trail records of a user (the password lives in `accounts` and is never part of it). */
-const audited = (row: UserRow) => ({
+const auditedFields = (row: UserRow) => ({
   id: row.id, email: row.email, name: row.name, image: row.image, emailVerified: row.emailVerified,
   department_id: row.departmentId, createdAt: row.createdAt,
 });
@@ -99,101 +105,111 @@ async function assertEmailFree(db: Executor, email: string, exceptId?: string) {
 }
 
 /** Locks a non-deleted user, or 404. */
-async function lockUser(tx: Tx, id: string): Promise<UserRow> {
-  const [row] = await tx.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).for('update');
-  if (!row) throw notFound('User');
+async function lockUser(work: Work, id: string): Promise<UserRow> {
+  const row = await work.lock(userResource, id);
+  if (row.deletedAt) throw notFound('User');
   return row;
 }
 
-/** `ensureFirstAdmin`'s audit callback: the administrator's creation is logged (as their own, from no address). */
-export async function auditFirstAdmin(tx: Executor, userId: string, after: object) {
-  await recordChange(tx, { userId, ip: null, userAgent: null }, { action: 'create', module: 'iam', resource: 'users', resourceId: userId, after: { id: userId, ...after } });
+/** Creates a user with a credential (hashed beforehand, outside any transaction), audited. */
+async function createUser(work: Work, user: Parameters<typeof insertUserWithPassword>[1], passwordHash: string, id?: string) {
+  const row = await insertUserWithPassword(work.tx, user, passwordHash, id);
+  await work.audit({ action: 'create', resource: userResource, id: row.id, after: auditedFields(row) });
+  return row;
+}
+
+/**
+ * CONTRACT §1: with no users at start-up, create the administrator (all permissions, e-mail verified), audited as
+ * their own act. A generated password is printed once, since nobody could sign in otherwise.
+ */
+export async function ensureFirstAdmin(database: Database, config: Config, log: Pick<FastifyBaseLogger, 'info' | 'warn'>) {
+  const [{ count }] = await database.db.select({ count: sql<number>`count(*)::int` }).from(users);
+  if (Number(count) > 0) return;
+  const password = config.adminPassword ?? generatePassword();
+  const problem = passwordProblem(password);
+  if (problem) throw new Error(`ADMIN_PASSWORD ${problem}`);
+  const passwordHash = await bcryptHasher(config.bcryptCost).hash(password);
+  const id = uuidv7();
+  await audited(database.db, userActor(id), async (work) => {
+    await createUser(work, { email: config.adminEmail, name: 'Administrator', emailVerified: true }, passwordHash, id);
+    await work.tx.insert(moduleAccess).values(MODULES.map((module) => ({ user_id: id, module, can_read: true, can_write: true, can_delete: true })));
+  });
+  if (config.adminPassword) log.info({ email: config.adminEmail }, 'first administrator created with ADMIN_PASSWORD');
+  else log.warn(`first administrator created: ${config.adminEmail} with generated password ${password} (shown once; change it after signing in)`);
 }
 
 export default async function userRoutes(app: App) {
   const { db } = app.database;
   const hasher = bcryptHasher(app.config.bcryptCost);
 
-  app.get('/api/iam/users', {
-    schema: { summary: 'Users (paginated; filters department, emailVerified; q over name and email)', querystring: ListQuerySchema, response: { 200: Paginated(User), ...errorResponses } },
-  }, async (request) => app.lists.page(userList, userView, request.query as ListQuery));
-
-  app.get('/api/iam/users/:id', {
-    schema: { summary: 'One user', params: IdParams, response: { 200: User, ...errorResponses } },
-  }, async (request) => {
-    return findOne(db, { table: users, id: users.id, label: 'User' }, userView, request.params.id, userList.scope);
-  });
-
-  app.post('/api/iam/users', {
-    schema: { summary: 'Create a user; a welcome e-mail is sent', body: UserInput, response: { 201: Created, ...errorResponses } },
-  }, async (request, reply) => {
-    const body = request.body;
-    assertPassword(body.password);
-    await assertDepartment(db, body.department_id);
-    await assertEmailFree(db, body.email);
-    // bcrypt runs on the thread pool, before any transaction holds a connection or a lock.
-    const passwordHash = await hasher.hash(body.password);
-    const created = await auditedTransaction(app, request, async (tx, audit) => {
-      const row = await insertUserWithPassword(tx, {
+  resourceRoutes(app, userResource, {
+    path: '/api/iam/users',
+    Item: User,
+    create: {
+      body: UserInput,
+      summary: 'Create a user; a welcome e-mail is sent',
+      values: async (body) => {
+        assertPassword(body.password);
+        await assertDepartment(db, body.department_id);
+        await assertEmailFree(db, body.email);
+        return body;
+      },
+      // bcrypt runs on the thread pool, before the transaction holds a connection or a lock.
+      insert: async (work, _values, body) => createUser(work, {
         email: body.email, name: body.name, emailVerified: body.emailVerified ?? false, image: body.image ?? null, departmentId: body.department_id ?? null,
-      }, passwordHash);
-      await audit(tx, { action: 'create', module: 'iam', resource: 'users', resourceId: row.id, after: audited(row) });
-      return row;
-    });
-    // Fire and forget: the user exists whether or not the mail goes out; never the password.
-    const mail = welcomeMail(created.name, created.email, `${app.config.baseUrl}/login`);
-    app.mailer.send({ to: created.email, ...mail }).catch((err) => request.log.error({ err, userId: created.id }, 'welcome mail not sent'));
-    return reply.code(201).send({ id: created.id, message: 'User created' });
-  });
-
-  app.patch('/api/iam/users/:id', {
-    schema: { summary: 'Update a user (only the fields sent; a new password ends their sessions)', params: IdParams, body: UserPatch, response: { 200: Message, ...errorResponses } },
-  }, async (request) => {
-    const { id } = request.params;
-    const { password, department_id, ...rest } = request.body;
-    if (password !== undefined) assertPassword(password);
-    await assertDepartment(db, department_id);
-    const passwordHash = password !== undefined ? await hasher.hash(password) : undefined;
-    await auditedTransaction(app, request, async (tx, audit) => {
-      const current = await lockUser(tx, id);
-      if (rest.email !== undefined) await assertEmailFree(tx, rest.email, id);
-      const values: Partial<UserRow> = { ...rest, ...(rest.email !== undefined ? { email: rest.email.toLowerCase() } : {}) };
-      if (department_id !== undefined) values.departmentId = department_id;
-      const [updated] = await tx.update(users).set({ ...values, updatedAt: new Date() }).where(eq(users.id, id)).returning();
-      const after: Record<string, unknown> = audited(updated);
-      const before: Record<string, unknown> = audited(current);
-      if (passwordHash) {
-        const changed = await tx.update(accounts).set({ password: passwordHash, updatedAt: new Date() })
-          .where(and(eq(accounts.userId, id), eq(accounts.providerId, 'credential'))).returning({ id: accounts.id });
-        if (!changed.length) await tx.insert(accounts).values({ accountId: id, providerId: 'credential', userId: id, password: passwordHash });
-        await tx.delete(sessions).where(eq(sessions.userId, id));
-        // The log says the credential changed, never what it is.
-        before.credential = null;
-        after.credential = 'replaced';
-      }
-      await audit(tx, { action: 'update', module: 'iam', resource: 'users', resourceId: id, before, after });
-    });
-    return { message: 'User updated' };
-  });
-
-  app.delete('/api/iam/users/:id', {
-    schema: { summary: 'Delete a user (their sessions and permissions end; records naming them keep the name)', params: IdParams, response: { 200: Message, ...errorResponses } },
-  }, async (request) => {
-    const { id } = request.params;
-    const principal = await currentPrincipal(app, request);
-    await auditedTransaction(app, request, async (tx, audit) => {
-      await lockIamWriters(tx);
-      const current = await lockUser(tx, id);
-      if (id === principal.user.id) throw conflict('You cannot delete your own account');
-      await assertIamWriterRemains(tx, { userId: id });
-      // A tombstone: the row stays so names in other records survive; the address is released for reuse.
-      await tx.update(users).set({ deletedAt: new Date(), email: `deleted+${id}@invalid`, departmentId: null, updatedAt: new Date() }).where(eq(users.id, id));
-      await tx.delete(sessions).where(eq(sessions.userId, id));
-      await tx.delete(accounts).where(eq(accounts.userId, id));
-      await tx.delete(twoFactors).where(eq(twoFactors.userId, id));
-      await tx.delete(moduleAccess).where(eq(moduleAccess.user_id, id));
-      await audit(tx, { action: 'delete', module: 'iam', resource: 'users', resourceId: id, before: audited(current) });
-    });
-    return { message: 'User deleted' };
+      }, await hasher.hash(body.password)),
+      // Fire and forget: the user exists whether or not the mail goes out; never the password.
+      committed: (row, _body, { app }) => {
+        app.mailer.send({ to: row.email, ...welcomeMail(row.name, row.email, `${app.config.baseUrl}/login`) })
+          .catch((err: unknown) => app.log.error({ err, userId: row.id }, 'welcome mail not sent'));
+      },
+    },
+    update: {
+      body: PartialStrict(UserInput),
+      summary: 'Update a user (only the fields sent; a new password ends their sessions)',
+      // The new password is hashed here, before the transaction holds a connection or a lock.
+      validate: async (body) => {
+        if (body.password !== undefined) assertPassword(body.password);
+        await assertDepartment(db, body.department_id);
+        return body.password !== undefined ? await hasher.hash(body.password) : undefined;
+      },
+      change: async (work, id, _values, body, passwordHash) => {
+        const { password: _password, department_id, ...rest } = body;
+        const current = await lockUser(work, id);
+        if (rest.email !== undefined) await assertEmailFree(work.tx, rest.email, id);
+        const values: Partial<UserRow> = { ...rest, ...(rest.email !== undefined ? { email: rest.email.toLowerCase() } : {}) };
+        if (department_id !== undefined) values.departmentId = department_id;
+        const [updated] = await work.tx.update(users).set({ ...values, updatedAt: new Date() }).where(eq(users.id, id)).returning();
+        const after: Record<string, unknown> = auditedFields(updated);
+        const before: Record<string, unknown> = auditedFields(current);
+        if (passwordHash) {
+          const changed = await work.tx.update(accounts).set({ password: passwordHash, updatedAt: new Date() })
+            .where(and(eq(accounts.userId, id), eq(accounts.providerId, 'credential'))).returning({ id: accounts.id });
+          if (!changed.length) await work.tx.insert(accounts).values({ accountId: id, providerId: 'credential', userId: id, password: passwordHash });
+          await work.tx.delete(sessions).where(eq(sessions.userId, id));
+          // The log says the credential changed, never what it is.
+          before.credential = null;
+          after.credential = 'replaced';
+        }
+        await work.audit({ action: 'update', resource: userResource, id, before, after });
+        return updated;
+      },
+    },
+    remove: {
+      summary: 'Delete a user (their sessions and permissions end; records naming them keep the name)',
+      remove: async (work, id) => {
+        await lockIamWriters(work.tx);
+        const current = await lockUser(work, id);
+        if (id === work.actor.userId) throw conflict('You cannot delete your own account');
+        await assertIamWriterRemains(work.tx, { userId: id });
+        // A tombstone: the row stays so names in other records survive; the address is released for reuse.
+        await work.tx.update(users).set({ deletedAt: new Date(), email: `deleted+${id}@invalid`, departmentId: null, updatedAt: new Date() }).where(eq(users.id, id));
+        await work.tx.delete(sessions).where(eq(sessions.userId, id));
+        await work.tx.delete(accounts).where(eq(accounts.userId, id));
+        await work.tx.delete(twoFactors).where(eq(twoFactors.userId, id));
+        await work.tx.delete(moduleAccess).where(eq(moduleAccess.user_id, id));
+        await work.audit({ action: 'delete', resource: userResource, id, before: auditedFields(current) });
+      },
+    },
   });
 }

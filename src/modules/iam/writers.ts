@@ -1,7 +1,7 @@
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { moduleAccess, users } from '../../db/schema/index.js';
-import { conflict } from '../../http/errors.js';
+import { conflict } from '../../errors.js';
 
 /** Any key: every change that could remove the last iam writer takes it first, so two such changes never race. */
 const IAM_WRITERS_LOCK = 72_707_101;

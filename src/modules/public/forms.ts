@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
+import { actorOf } from '../../http/actor.js';
 import { Created, Email, errorResponses, Message, Nullable, RequiredText, Strict } from '../../http/schemas.js';
-import { createInquiry, type InquiryBody, InquiryInput } from '../crm/inquiries.js';
+import { InquiryInput, receiveInquiry } from '../crm/inquiries.js';
 import { subscribe } from '../crm/newsletters.js';
 
 /** What the website's visitors send: inquiries and newsletter subscriptions (no session; write limit per IP). */
@@ -14,7 +15,7 @@ export default async function publicFormRoutes(app: App) {
       response: { 201: Created, ...errorResponses },
     },
   }, async (request, reply) => {
-    const row = await createInquiry(app, request, request.body as InquiryBody);
+    const row = await receiveInquiry(app.database.db, await actorOf(app, request), request.body);
     return reply.code(201).send({ id: row.id, message: 'Thank you, your inquiry has been received' });
   });
 
@@ -25,7 +26,7 @@ export default async function publicFormRoutes(app: App) {
       response: { 200: Message, ...errorResponses },
     },
   }, async (request) => {
-    await subscribe(app, request, request.body.email, request.body.name ?? null);
+    await subscribe(app.database.db, await actorOf(app, request), request.body.email, request.body.name ?? null);
     return { message: 'Thank you for subscribing' };
   });
 }

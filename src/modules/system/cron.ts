@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import { purgeActivityLogs } from '../../audit/retention.js';
-import { unauthorized } from '../../http/errors.js';
+import { unauthorized } from '../../errors.js';
 import { ErrorBody } from '../../http/schemas.js';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

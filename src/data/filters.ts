@@ -1,0 +1,102 @@
+import type { TSchema, Static } from '@sinclair/typebox';
+import { and, arrayContains, eq, getTableColumns, gte, ilike, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+
+/**
+ * A condition on a resource's rows, twice: as SQL for the database, and as a test of one row in memory (by the
+ * table's property names) for code that must know whether a changed row matches a list. `test` answers undefined
+ * when it cannot tell (a condition on another table).
+ */
+export type Predicate = { sql: SQL; test: (row: Record<string, unknown>) => boolean | undefined };
+
+/** A list filter: the query-string schema of its value and the predicate a value selects. */
+export type Filter = { schema: TSchema; where: (value: never) => Predicate | undefined };
+
+const keys = new WeakMap<PgColumn, string>();
+
+/** The property name of a column in its table's rows (`departmentId` for `department_id`). */
+export function keyOf(column: PgColumn): string {
+  let key = keys.get(column);
+  if (key === undefined) {
+    const columns = getTableColumns(column.table as PgTable);
+    key = Object.keys(columns).find((name) => columns[name] === column) ?? column.name;
+    keys.set(column, key);
+  }
+  return key;
+}
+
+const valueIn = (row: Record<string, unknown>, column: PgColumn) => row[keyOf(column)];
+const timeOf = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN);
+/** UUIDs compare case-insensitively in PostgreSQL. */
+const same = (column: PgColumn, a: unknown, b: unknown) =>
+  column.columnType === 'PgUUID' && typeof a === 'string' && typeof b === 'string' ? a.toLowerCase() === b.toLowerCase() : a === b;
+
+const DAY_MS = 24 * 3600 * 1000;
+/** 00:00 UTC of a `YYYY-MM-DD` day. */
+export const startOfDay = (day: string) => new Date(`${day}T00:00:00.000Z`);
+const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export const is = {
+  equal: (column: PgColumn, value: unknown): Predicate => ({ sql: eq(column, value), test: (row) => same(column, valueIn(row, column), value) }),
+  null: (column: PgColumn): Predicate => ({ sql: isNull(column), test: (row) => valueIn(row, column) == null }),
+  /** An array column holding the value. */
+  containing: (column: PgColumn, value: unknown): Predicate => ({
+    sql: arrayContains(column, [value]),
+    test: (row) => {
+      const list = valueIn(row, column);
+      return Array.isArray(list) && list.includes(value);
+    },
+  }),
+  onOrBefore: (column: PgColumn, time: Date): Predicate => ({ sql: lte(column, time), test: (row) => timeOf(valueIn(row, column)) <= time.getTime() }),
+  /** From 00:00 UTC of the day on. */
+  onOrAfterDay: (column: PgColumn, day: string): Predicate => {
+    const start = startOfDay(day);
+    return { sql: gte(column, start), test: (row) => timeOf(valueIn(row, column)) >= start.getTime() };
+  },
+  /** Up to the end of the day (UTC), inclusive. */
+  onOrBeforeDay: (column: PgColumn, day: string): Predicate => {
+    const end = new Date(startOfDay(day).getTime() + DAY_MS);
+    return { sql: lt(column, end), test: (row) => timeOf(valueIn(row, column)) < end.getTime() };
+  },
+  /** `q`: any of the columns contains the text, case-insensitively. */
+  matching: (columns: PgColumn[], q: string): Predicate => {
+    const needle = q.toLowerCase();
+    return {
+      sql: or(...columns.map((column) => ilike(column, likePattern(q))))!,
+      test: (row) => columns.some((column) => {
+        const value = valueIn(row, column);
+        return typeof value === 'string' && value.toLowerCase().includes(needle);
+      }),
+    };
+  },
+  /** A condition a row alone cannot answer (it reads another table). */
+  opaque: (condition: SQL): Predicate => ({ sql: condition, test: () => undefined }),
+};
+
+/** All of the predicates (none → undefined). */
+export function allOf(predicates: (Predicate | undefined)[]): Predicate | undefined {
+  const parts = predicates.filter((p): p is Predicate => p !== undefined);
+  if (parts.length === 0) return undefined;
+  if (parts.length === 1) return parts[0];
+  return {
+    sql: and(...parts.map((p) => p.sql))!,
+    test: (row) => {
+      let known = true;
+      for (const part of parts) {
+        const result = part.test(row);
+        if (result === false) return false;
+        if (result === undefined) known = false;
+      }
+      return known ? true : undefined;
+    },
+  };
+}
+
+/** `?name=value`: the column equals the value. */
+export const equals = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({ schema, where: (value: Static<S>) => is.equal(column, value) });
+/** `?name=value`: the array column holds the value. */
+export const contains = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({ schema, where: (value: Static<S>) => is.containing(column, value) });
+/** `?name=YYYY-MM-DD`: on or after that day (UTC). */
+export const fromDay = (column: PgColumn, schema: TSchema): Filter => ({ schema, where: (day: string) => is.onOrAfterDay(column, day) });
+/** `?name=YYYY-MM-DD`: on or before that day (UTC), inclusive. */
+export const untilDay = (column: PgColumn, schema: TSchema): Filter => ({ schema, where: (day: string) => is.onOrBeforeDay(column, day) });

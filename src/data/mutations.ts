@@ -1,0 +1,76 @@
+import { eq } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { writeActivityLog } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
+import { notFound } from '../errors.js';
+import type { Actor } from './actor.js';
+import { bumpVersion } from './changes.js';
+import type { Resource, RowOf } from './resource.js';
+
+/** Values to insert or set on a resource's table. */
+export type Patch<T extends PgTable> = Partial<T['$inferInsert']>;
+
+type Row = Record<string, unknown>;
+
+/** One changed record, as the audit trail records it. */
+export type Change = { action: 'create' | 'update' | 'delete'; resource: Resource; id: string; before?: Row; after?: Row };
+
+/**
+ * The one way to change data: `work` runs in a transaction, and every change it makes through `Work` is written
+ * with its activity log and its change-version bump, so either all of it is kept or none.
+ */
+export function audited<R>(db: Db, actor: Actor, work: (work: Work) => Promise<R>): Promise<R> {
+  return db.transaction((tx) => work(new Work(tx as Tx, actor)));
+}
+
+/** The changes of one transaction, by one actor. */
+export class Work {
+  constructor(readonly tx: Tx, readonly actor: Actor) {}
+
+  /** Records a change made by hand (`tx` directly); false for an update that changed nothing (nothing is written). */
+  async audit(change: Change): Promise<boolean> {
+    const written = await writeActivityLog(this.tx, this.actor, {
+      action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
+    });
+    if (!written) return false;
+    // Last in the transaction's work, so the version rows stay locked as briefly as possible.
+    await bumpVersion(this.tx, change.resource.name);
+    await bumpVersion(this.tx, 'activity_logs');
+    return true;
+  }
+
+  /** Locks a row until the transaction ends and returns it, or 404. */
+  async lock<T extends PgTable>(resource: Resource<T>, id: string): Promise<RowOf<T>> {
+    const [row] = await (this.tx.select().from(resource.table as PgTable) as never as { where(c: unknown): { for(s: 'update'): Promise<Row[]> } })
+      .where(eq(resource.id, id)).for('update');
+    if (!row) throw notFound(resource.label);
+    return row as RowOf<T>;
+  }
+
+  /** Audited insert. */
+  async create<T extends PgTable>(resource: Resource<T>, values: Patch<T>): Promise<RowOf<T>> {
+    const [row] = (await this.tx.insert(resource.table as PgTable).values(values as never).returning()) as Row[];
+    await this.audit({ action: 'create', resource, id: String(row.id), after: row });
+    return row as RowOf<T>;
+  }
+
+  /** Audited partial update of an existing row (404 when missing); the log holds only the changed fields. */
+  async update<T extends PgTable>(resource: Resource<T>, id: string, patch: Patch<T> | ((current: RowOf<T>) => Patch<T> | Promise<Patch<T>>)): Promise<RowOf<T>> {
+    const current = await this.lock(resource, id);
+    const values = typeof patch === 'function' ? await patch(current) : patch;
+    const [row] = Object.keys(values).length
+      ? ((await this.tx.update(resource.table as PgTable).set(values as never).where(eq(resource.id, id)).returning()) as Row[])
+      : [current as Row];
+    await this.audit({ action: 'update', resource, id, before: current as Row, after: row });
+    return row as RowOf<T>;
+  }
+
+  /** Audited delete of an existing row (404 when missing); `check` sees the locked row first and may refuse. */
+  async remove<T extends PgTable>(resource: Resource<T>, id: string, check?: (current: RowOf<T>) => Promise<void> | void): Promise<RowOf<T>> {
+    const current = await this.lock(resource, id);
+    await check?.(current);
+    await this.tx.delete(resource.table as PgTable).where(eq(resource.id, id));
+    await this.audit({ action: 'delete', resource, id, before: current as Row });
+    return current;
+  }
+}

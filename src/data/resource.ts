@@ -1,0 +1,55 @@
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { ModuleName } from '../db/schema/index.js';
+import type { Filter, Predicate } from './filters.js';
+
+/**
+ * A drizzle select builder in dynamic mode. Its static type depends on the exact fields and joins of each view, which
+ * a declaration shared by every resource cannot name, so views pass it on untyped.
+ */
+export type SelectQuery = any;
+
+/** How a resource reads its rows: its fields (nested objects allowed) and the joins they need. */
+export type View = {
+  fields: Record<string, unknown>;
+  joins?: (query: SelectQuery) => SelectQuery;
+};
+
+/** What a resource's list offers: the rest (paging, sorting, search, totals) is done once, in list.ts. */
+export type ListDeclaration = {
+  /** API sort name → column; must include the creation timestamp. */
+  sortable: Record<string, PgColumn>;
+  defaultSort: string;
+  filters?: Record<string, Filter>;
+  /** Columns `q` searches (case-insensitive substring); none → no `q` parameter. */
+  search?: PgColumn[];
+  /** false → the list takes no `sort`/`order` (newsletters). */
+  sortParams?: boolean;
+  /** A short list answered whole, ordered by the default sort ascending (amenities, departments). */
+  whole?: boolean;
+};
+
+/**
+ * One declaration per resource. `name` is at once the activity log's `resource` (CONTRACT §7) and the key its
+ * changes are tracked by, so a list's cached totals and its mutations can never disagree about which is which.
+ */
+export type Resource<T extends PgTable = PgTable> = {
+  name: string;
+  module: ModuleName;
+  /** For messages: "Project", "Lead". */
+  label: string;
+  table: T;
+  id: PgColumn;
+  /** The record as the API shows it (detail; lists too unless `listView`). */
+  view: View;
+  listView?: View;
+  list?: ListDeclaration;
+  /** Rows the API never shows (deleted users). */
+  scope?: Predicate;
+  /** `GET …/export`: the list as CSV; `json` fields stay one JSON column. */
+  export?: { json?: string[] };
+};
+
+/** A row of the resource's table, as drizzle returns it. */
+export type RowOf<T extends PgTable> = T['$inferSelect'];
+
+export const defineResource = <T extends PgTable>(resource: Resource<T>): Resource<T> => resource;

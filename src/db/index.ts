@@ -1,2 +1,0 @@
-export * from './client.js';
-export * as schema from './schema/index.js';

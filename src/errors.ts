@@ -1,0 +1,37 @@
+/**
+ * The API's error vocabulary (CONTRACT §2): a status and the body the client receives. Thrown by every layer,
+ * the data layer included, and turned into a reply by the HTTP error handler only.
+ */
+export type ErrorBody = { error: string; message?: string; details?: Record<string, string> };
+
+export class ApiError extends Error {
+  constructor(readonly statusCode: number, readonly body: ErrorBody, readonly headers: Record<string, string> = {}) {
+    super(body.message ?? body.error);
+  }
+}
+
+export const validationError = (details: Record<string, string>) => new ApiError(400, { error: 'Validation error', details });
+export const unauthorized = (error = 'Authentication required') => new ApiError(401, { error });
+export const forbidden = () => new ApiError(403, { error: 'Insufficient permissions' });
+export const notFound = (what = 'Resource') => new ApiError(404, { error: 'Resource not found', message: `${what} not found` });
+export const conflict = (message: string) => new ApiError(409, { error: 'Conflict', message });
+export const payloadTooLarge = (message: string) => new ApiError(413, { error: 'Payload too large', message });
+export const unsupportedMediaType = (message: string) => new ApiError(415, { error: 'Unsupported media type', message });
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError(
+    429,
+    { error: 'Too many requests', message: `Rate limit exceeded, retry in ${retryAfterSeconds} seconds` },
+    { 'retry-after': String(retryAfterSeconds) },
+  );
+export const internalError = () => new ApiError(500, { error: 'Internal server error', message: 'An unexpected error occurred' });
+
+/** The PostgreSQL error behind a failure: drivers throw it directly, drizzle wraps it (DrizzleQueryError.cause). */
+export function databaseError(err: unknown): { code: string } | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e as { code: string };
+  }
+  return undefined;
+}
+
+export const PG_UNIQUE_VIOLATION = '23505';
+export const PG_FOREIGN_KEY_VIOLATION = '23503';

@@ -1,0 +1,181 @@
+import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import type { App } from '../app.js';
+import type { Actor } from '../data/actor.js';
+import { exportRows } from '../data/export.js';
+import { findOne, type ListQuery } from '../data/list.js';
+import { audited, type Patch, type Work } from '../data/mutations.js';
+import type { Resource, RowOf } from '../data/resource.js';
+import { actorOf } from './actor.js';
+import { columnsOf, sendCsv } from './csv.js';
+import { listQuerySchema } from './list-query.js';
+import { Created, errorResponses, IdParams, Message, Paginated, PartialStrict, Strict } from './schemas.js';
+
+/** What a hook knows of the call: who acts, and the app's services. Never the request. */
+export type Context = { app: App; actor: Actor };
+type Answer = { code?: number; body: unknown };
+type Row<T extends PgTable> = RowOf<T>;
+
+export type CreateRoute<T extends PgTable, C extends TObject> = {
+  body: C;
+  summary?: string;
+  /** Checks and insert values, before the transaction (400 for a bad reference, say). Default: the body. */
+  values?: (body: Static<C>, ctx: Context) => Promise<Patch<T>> | Patch<T>;
+  /** Replaces the plain audited insert, in the transaction (a reservation locks its unit first). */
+  insert?: (work: Work, values: Patch<T>, body: Static<C>) => Promise<Row<T>>;
+  /** After the commit: side effects that must not undo the change (mail). */
+  committed?: (row: Row<T>, body: Static<C>, ctx: Context) => void;
+  /** The answer; default 201 `{id, message: "<Label> created"}`. */
+  answer?: { schema: Record<number, TSchema>; send?: (row: Row<T>) => Answer };
+  /** Replaces all of the above when creating is really something else (subscribing: 201, 200 or 409). */
+  handle?: (body: Static<C>, ctx: Context) => Promise<Answer>;
+};
+
+export type UpdateRoute<T extends PgTable, U extends TObject, P = void> = {
+  /** Default: any non-empty subset of the create body. */
+  body?: U;
+  summary?: string;
+  /** Checks before the transaction (references named in the body); what it returns is handed to `change`. */
+  validate?: (body: Static<U>, ctx: Context) => Promise<P> | P;
+  /** Values to set, from the body and the locked current row; throw to refuse (409). Default: the body. */
+  values?: (body: Static<U>, current: Row<T>, work: Work) => Promise<Patch<T>> | Patch<T>;
+  /** Replaces the plain audited update (a unit's state has one owner that every change goes through). */
+  change?: (work: Work, id: string, values: (current: Row<T>) => Promise<Patch<T>>, body: Static<U>, prepared: P) => Promise<Row<T>>;
+  /** In the transaction after the update: related changes (a cancelled reservation frees its unit). */
+  after?: (row: Row<T>, before: Row<T>, work: Work) => Promise<void>;
+  committed?: (row: Row<T>, body: Static<U>, ctx: Context) => void;
+};
+
+export type RemoveRoute<T extends PgTable> = {
+  summary?: string;
+  /** Before the row goes, in the transaction: refuse (409) or change what depends on it. */
+  before?: (current: Row<T>, work: Work) => Promise<void> | void;
+  /** Replaces the plain audited delete (users are kept as tombstones). */
+  remove?: (work: Work, id: string) => Promise<void>;
+};
+
+export type ResourceRoutes<T extends PgTable, C extends TObject, U extends TObject, P = void> = {
+  /** Collection path: `/api/crm/leads`. */
+  path: string;
+  /** A record in answers (detail; lists too unless `ListItem`). */
+  Item: TSchema;
+  ListItem?: TSchema;
+  /** Adds to a detail (a project's galleries, a campaign's delivery counts). */
+  complete?: (row: Record<string, unknown>, ctx: Pick<Context, 'app'>) => Promise<Record<string, unknown>>;
+  /** false: no `GET …/:id` (gallery images are read through their project). */
+  detail?: false;
+  create?: CreateRoute<T, C>;
+  /** Default with `create`: PATCH takes any non-empty subset of the create body. false: no PATCH. */
+  update?: UpdateRoute<T, U, P> | false;
+  remove?: RemoveRoute<T> | false;
+};
+
+/**
+ * A request part the route's schema has validated. The type provider infers it for a concrete schema, not for the
+ * generic one a factory holds, so the factory names it here, once.
+ */
+const validated = <S extends TSchema>(part: unknown) => part as Static<S>;
+
+const article = (label: string) => `${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label.toLowerCase()}`;
+
+/**
+ * The routes of a resource, all alike: list (with its CSV export when declared), detail, create, PATCH and DELETE,
+ * every change audited in its transaction. The resource file says only what is its own, through the hooks.
+ */
+export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U extends TObject = C, P = void>(app: App, resource: Resource<T>, routes: ResourceRoutes<T, C, U, P>) {
+  const { path } = routes;
+  const { label } = resource;
+  const db = app.database.db;
+  const context = async (request: Parameters<typeof actorOf>[1]): Promise<Context> => ({ app, actor: await actorOf(app, request) });
+  const plural = resource.name.replace(/_/g, ' ');
+
+  if (resource.list?.whole) {
+    app.get(path, {
+      schema: { summary: `All ${plural}, ordered by ${resource.list.defaultSort}`, querystring: Strict({}), response: { 200: Strict({ data: Type.Array(routes.ListItem ?? routes.Item) }), ...errorResponses } },
+    }, async () => app.lists.whole(resource));
+  } else if (resource.list) {
+    app.get(path, {
+      schema: { summary: `List ${plural}`, querystring: listQuerySchema(resource), response: { 200: Paginated(routes.ListItem ?? routes.Item), ...errorResponses } },
+    }, async (request) => app.lists.page(resource, validated<TObject>(request.query)));
+  }
+
+  if (resource.export) {
+    const columns = columnsOf(resource.listView ?? resource.view, resource.export.json);
+    const filename = resource.name.replace(/_/g, '-');
+    app.get(`${path}/export`, {
+      schema: {
+        summary: `Export ${plural} as CSV (list filters, q and sort apply)`,
+        querystring: listQuerySchema(resource, { paging: false }),
+        produces: ['text/csv'],
+        response: { 200: { description: 'CSV file with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errorResponses },
+      },
+    }, async (request, reply) => sendCsv(reply, filename, columns, exportRows(db, resource, validated<TObject>(request.query))));
+  }
+
+  if (routes.detail !== false) app.get(`${path}/:id`, {
+    schema: { summary: `One ${label.toLowerCase()}`, params: IdParams, response: { 200: routes.Item, ...errorResponses } },
+  }, async (request) => {
+    const row = await findOne(db, resource, request.params.id);
+    return routes.complete ? routes.complete(row, { app }) : row;
+  });
+
+  const create = routes.create;
+  if (create) {
+    const insert = async (body: Static<C>, ctx: Context) => {
+      const values = create.values ? await create.values(body, ctx) : (body as Patch<T>);
+      const row = await audited(db, ctx.actor, (work) => (create.insert ? create.insert(work, values, body) : work.create(resource, values)));
+      create.committed?.(row, body, ctx);
+      return row;
+    };
+    const schema = create.answer?.schema ?? { 201: Created };
+    const send = create.answer?.send ?? ((row: Row<T>) => ({ code: 201, body: { id: (row as { id: string }).id, message: `${label} created` } }));
+    app.post(path, {
+      schema: { summary: create.summary ?? `Create ${article(label)}`, body: create.body, response: { ...schema, ...errorResponses } },
+    }, async (request, reply) => {
+      const body = validated<C>(request.body);
+      const ctx = await context(request);
+      const { code = 200, body: sent } = create.handle ? await create.handle(body, ctx) : send(await insert(body, ctx));
+      // Serialised (and checked) by the answer's own response schema.
+      return reply.code(code).send(sent as never);
+    });
+  }
+
+  const update = routes.update === false ? undefined : (routes.update ?? (create ? {} : undefined));
+  if (update) {
+    const schema = update.body ?? (create ? PartialStrict(create.body) : undefined);
+    if (!schema) throw new Error(`${resource.name}: PATCH needs a body schema`);
+    app.patch(`${path}/:id`, {
+      schema: { summary: update.summary ?? `Update ${article(label)} (only the fields sent)`, params: IdParams, body: schema, response: { 200: Message, ...errorResponses } },
+    }, async (request) => {
+      const body = validated<U>(request.body);
+      const ctx = await context(request);
+      const prepared = (await update.validate?.(body, ctx)) as P;
+      const row = await audited(db, ctx.actor, async (work) => {
+        let before: Row<T> | undefined;
+        const values = async (current: Row<T>) => {
+          before = current;
+          return update.values ? update.values(body, current, work) : (body as Patch<T>);
+        };
+        const row = await (update.change ? update.change(work, request.params.id, values, body, prepared) : work.update(resource, request.params.id, values));
+        await update.after?.(row, before!, work);
+        return row;
+      });
+      update.committed?.(row, body, ctx);
+      return { message: `${label} updated` };
+    });
+  }
+
+  const remove = routes.remove;
+  if (remove !== false) {
+    app.delete(`${path}/:id`, {
+      schema: { summary: remove?.summary ?? `Delete ${article(label)}`, params: IdParams, response: { 200: Message, ...errorResponses } },
+    }, async (request) => {
+      const ctx = await context(request);
+      await audited(db, ctx.actor, async (work) => {
+        if (remove?.remove) return remove.remove(work, request.params.id);
+        await work.remove(resource, request.params.id, remove?.before && ((current) => remove.before!(current, work)));
+      });
+      return { message: `${label} deleted` };
+    });
+  }
+}
