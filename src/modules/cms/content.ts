@@ -1,4 +1,5 @@
 import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { clock } from '../../clock.js';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { App } from '../../app.js';
 import { type Patch, Work } from '../../data/mutations.js';
@@ -30,7 +31,7 @@ function publishing(values: Row, current: Row = {}): Row {
   if (next.publish_date !== undefined) next.publish_date = toDate(next.publish_date);
   const published = next.published ?? current.published;
   const publishDate = next.publish_date === undefined ? current.publish_date : next.publish_date;
-  if (published && publishDate == null) next.publish_date = new Date();
+  if (published && publishDate == null) next.publish_date = clock.now();
   return next;
 }
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { clock } from '../../clock.js';
 import { eq, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { equals } from '../../data/filters.js';
@@ -112,7 +113,7 @@ export default async function campaignRoutes(app: App) {
     if (scheduledAt && scheduledAt.getTime() <= Date.now()) throw validationError({ scheduled_at: 'must be in the future' });
     const row = await audited(db, await actorOf(app, request), (work) => work.update(campaignResource, request.params.id, (current) => {
       if (current.status === 'sent') throw conflict('The campaign has already been sent');
-      return scheduledAt ? { status: 'scheduled' as const, scheduled_at: scheduledAt } : { status: 'sent' as const, sent_at: new Date() };
+      return scheduledAt ? { status: 'scheduled' as const, scheduled_at: scheduledAt } : { status: 'sent' as const, sent_at: clock.now() };
     }));
     // After the commit. Should the process die in between, start-up resumes sent and scheduled campaigns.
     if (scheduledAt) {

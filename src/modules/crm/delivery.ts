@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { clock } from '../../clock.js';
 import { and, eq, sql } from 'drizzle-orm';
 import { SYSTEM } from '../../data/actor.js';
 import { audited } from '../../data/mutations.js';
@@ -72,7 +73,7 @@ async function sendWithRetries(services: Services, mail: Mail): Promise<string |
 }
 
 const pending = (campaignId: string) => and(eq(campaignDeliveries.campaign_id, campaignId), eq(campaignDeliveries.status, 'pending'));
-const outcome = (error: string | null) => (error === null ? { status: 'sent' as const, sent_at: new Date(), error: null } : { status: 'failed' as const, error });
+const outcome = (error: string | null) => (error === null ? { status: 'sent' as const, sent_at: clock.now(), error: null } : { status: 'failed' as const, error });
 
 /**
  * Sends pending deliveries until none is left or the budget is spent; true when done. Each row is marked sent right
@@ -133,7 +134,7 @@ export async function fireScheduled(services: Services, campaignId: string, sche
   const fired = await audited(services.database.db, SYSTEM, async (work) => {
     const [current] = await work.tx.select().from(campaigns).where(eq(campaigns.id, campaignId)).for('update');
     if (!current || current.status !== 'scheduled' || current.scheduled_at?.toISOString() !== scheduledAt) return false;
-    await work.update(campaignResource, campaignId, { status: 'sent', sent_at: new Date() });
+    await work.update(campaignResource, campaignId, { status: 'sent', sent_at: clock.now() });
     return true;
   });
   if (fired) await deliverCampaign(services, campaignId);

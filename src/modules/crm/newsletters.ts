@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { clock } from '../../clock.js';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import type { Actor } from '../../data/actor.js';
@@ -56,8 +57,8 @@ const SubscriptionPatch = PartialStrict(Strict({ status: StringEnum(SUBSCRIPTION
 export function changeSubscription(work: Work, id: string, change: { status?: Status; name?: string | null }) {
   return work.update(newsletterResource, id, (current) => {
     const values: Partial<typeof subscriptions.$inferSelect> = { ...change };
-    if (change.status === 'unsubscribed' && current.status !== 'unsubscribed') values.unsubscribed_at = new Date();
-    if (change.status === 'subscribed' && current.status !== 'subscribed') Object.assign(values, { unsubscribed_at: null, subscribed_at: new Date() });
+    if (change.status === 'unsubscribed' && current.status !== 'unsubscribed') values.unsubscribed_at = clock.now();
+    if (change.status === 'subscribed' && current.status !== 'subscribed') Object.assign(values, { unsubscribed_at: null, subscribed_at: clock.now() });
     return values;
   });
 }

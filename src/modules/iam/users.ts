@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { clock } from '../../clock.js';
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
@@ -179,11 +180,11 @@ export default async function userRoutes(app: App) {
         if (rest.email !== undefined) await assertEmailFree(work.tx, rest.email, id);
         const values: Partial<UserRow> = { ...rest, ...(rest.email !== undefined ? { email: rest.email.toLowerCase() } : {}) };
         if (department_id !== undefined) values.departmentId = department_id;
-        const [updated] = await work.tx.update(users).set({ ...values, updatedAt: new Date() }).where(eq(users.id, id)).returning();
+        const [updated] = await work.tx.update(users).set({ ...values, updatedAt: clock.now() }).where(eq(users.id, id)).returning();
         const after: Record<string, unknown> = auditedFields(updated);
         const before: Record<string, unknown> = auditedFields(current);
         if (passwordHash) {
-          const changed = await work.tx.update(accounts).set({ password: passwordHash, updatedAt: new Date() })
+          const changed = await work.tx.update(accounts).set({ password: passwordHash, updatedAt: clock.now() })
             .where(and(eq(accounts.userId, id), eq(accounts.providerId, 'credential'))).returning({ id: accounts.id });
           if (!changed.length) await work.tx.insert(accounts).values({ accountId: id, providerId: 'credential', userId: id, password: passwordHash });
           await work.tx.delete(sessions).where(eq(sessions.userId, id));
@@ -203,7 +204,7 @@ export default async function userRoutes(app: App) {
         if (id === work.actor.userId) throw conflict('You cannot delete your own account');
         await assertIamWriterRemains(work.tx, { userId: id });
         // A tombstone: the row stays so names in other records survive; the address is released for reuse.
-        await work.tx.update(users).set({ deletedAt: new Date(), email: `deleted+${id}@invalid`, departmentId: null, updatedAt: new Date() }).where(eq(users.id, id));
+        await work.tx.update(users).set({ deletedAt: clock.now(), email: `deleted+${id}@invalid`, departmentId: null, updatedAt: clock.now() }).where(eq(users.id, id));
         await work.tx.delete(sessions).where(eq(sessions.userId, id));
         await work.tx.delete(accounts).where(eq(accounts.userId, id));
         await work.tx.delete(twoFactors).where(eq(twoFactors.userId, id));

@@ -1,4 +1,5 @@
 import etag from '@fastify/etag';
+import { clock } from '../../clock.js';
 import { type TSchema, Type } from '@sinclair/typebox';
 import { and } from 'drizzle-orm';
 import type { App } from '../../app.js';
@@ -45,7 +46,7 @@ function registerPublished(app: App, p: Published) {
   app.get(p.path, {
     schema: { tags, security: [], summary: `Published ${plural}`, querystring: listQuerySchema(p.resource, { hiddenFilters: p.hiddenFilters }), response: { 200: Paginated(p.ListItem), ...errorResponses } },
   }, async (request, reply) => {
-    const now = Date.now();
+    const now = clock.now().getTime();
     reply.header('cache-control', CACHE_CONTROL);
     // Rows are exact to the moment; a cached total may lag a scheduled publication by one clock step.
     return app.lists.page(p.resource, request.query, { scope: visible(p.publishing, new Date(now)), scopeKey: `public:${Math.floor(now / CLOCK_STEP_MS)}` });
@@ -55,7 +56,7 @@ function registerPublished(app: App, p: Published) {
     schema: { tags, security: [], summary: `One published record of ${plural} by slug`, params: Strict({ slug: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: p.Detail, ...errorResponses } },
   }, async (request, reply) => {
     const [row] = await selectView(db, p.resource.table, p.detailView ?? p.resource.view)
-      .where(and(is.equal(p.publishing.slug, request.params.slug).sql, visible(p.publishing, new Date()).sql)).limit(1);
+      .where(and(is.equal(p.publishing.slug, request.params.slug).sql, visible(p.publishing, clock.now()).sql)).limit(1);
     if (!row) throw notFound('Published record');
     reply.header('cache-control', CACHE_CONTROL);
     return p.complete ? p.complete(db, row) : row;
