@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, departments } from '../src/db/schema/index.js';
-import { bumpVersion } from '../src/data/changes.js';
+import { touch } from '../src/data/changes.js';
 import { createTestApp, createUser, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
@@ -142,7 +142,7 @@ describe('activity log endpoints', () => {
         .returning({ id: activityLogs.id });
       ids[key] = inserted.id;
     }
-    await bumpVersion(own.database.db, 'activity_logs');
+    await touch(own.database.db, 'activity_logs');
   });
   afterAll(async () => {
     await own?.close();

@@ -57,9 +57,9 @@ test('leads export: filters, q and sort apply; nested objects become columns; in
 
 test('export streams every row across batches', async () => {
   const { leads } = await import('../src/db/schema/index.js');
-  const { bumpVersion } = await import('../src/data/changes.js');
+  const { touch } = await import('../src/data/changes.js');
   await ctx.database.db.insert(leads).values(Array.from({ length: 2500 }, (_, i) => ({ first_name: `Bulk${i}`, last_name: 'Bulk', email: `bulk${i}@example.com`, source: 'event' as const })));
-  await bumpVersion(ctx.database.db, 'leads');
+  await touch(ctx.database.db, 'leads');
   const bulk = await exportCsv('/api/crm/leads/export?source=event');
   expect(bulk.records).toHaveLength(2500);
   expect(new Set(bulk.records.map((r) => r.id)).size).toBe(2500);

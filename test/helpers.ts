@@ -124,8 +124,8 @@ export async function createUser(ctx: TestContext, grants: Grants = {}, fields: 
   }));
   if (rows.length) await ctx.database.db.insert(moduleAccess).values(rows);
   // Written behind the API's back: tell cached list totals, as every real mutation does.
-  const { bumpVersion } = await import('../src/data/changes.js');
-  await bumpVersion(ctx.database.db, 'users');
+  const { touch } = await import('../src/data/changes.js');
+  await touch(ctx.database.db, 'users');
   const token = await login(ctx, email, password);
   return { id: user.id, email, name: user.name, password, token, headers: { authorization: `Bearer ${token}` } };
 }

@@ -2,6 +2,8 @@ import type { Executor } from '../db/client.js';
 import { activityLogs, type ModuleName } from '../db/schema/index.js';
 import type { Actor } from '../data/actor.js';
 
+export type ActivityLog = typeof activityLogs.$inferSelect;
+
 /** One changed record, as the activity log keeps it (CONTRACT §7). */
 export type ActivityEntry = {
   action: 'create' | 'update' | 'delete';
@@ -43,16 +45,16 @@ export function diff(before: Record<string, unknown>, after: Record<string, unkn
 }
 
 /**
- * Writes the activity log of one changed record in the caller's transaction. Returns false for an update that
+ * Writes the activity log of one changed record in the caller's transaction and returns it; null for an update that
  * changed nothing (no log is written then). Only the data layer's audited transaction calls it.
  */
-export async function writeActivityLog(tx: Executor, actor: Actor, entry: ActivityEntry): Promise<boolean> {
+export async function writeActivityLog(tx: Executor, actor: Actor, entry: ActivityEntry): Promise<ActivityLog | null> {
   const changes =
     entry.action === 'create' ? { before: {}, after: fields(entry.after) }
     : entry.action === 'delete' ? { before: fields(entry.before), after: {} }
     : diff(entry.before ?? {}, entry.after ?? {});
-  if (entry.action === 'update' && Object.keys(changes.after).length === 0) return false;
-  await tx.insert(activityLogs).values({
+  if (entry.action === 'update' && Object.keys(changes.after).length === 0) return null;
+  const [log] = await tx.insert(activityLogs).values({
     user_id: actor.userId,
     action: entry.action,
     module: entry.module,
@@ -61,6 +63,6 @@ export async function writeActivityLog(tx: Executor, actor: Actor, entry: Activi
     changes,
     ip_address: actor.ip,
     user_agent: actor.userAgent,
-  });
-  return true;
+  }).returning();
+  return log;
 }

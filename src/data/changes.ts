@@ -1,20 +1,65 @@
-import { eq, sql } from 'drizzle-orm';
+import { lt, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { collectionVersions } from '../db/schema/index.js';
+import { changeLog } from '../db/schema/index.js';
+import { defineJob } from '../jobs/registry.js';
 
-/** A collection's change version as a subquery, read in the same statement (and snapshot) as a page or a count. */
-export const versionOf = (collection: string) =>
-  sql<number>`(select ${collectionVersions.version} from ${collectionVersions} where ${collectionVersions.collection} = ${collection})`;
+/** One changed record as the change log keeps it: its table row (property names) before and after. */
+export type ChangeEntry = { resource: string; rowId: string; before?: Record<string, unknown> | null; after?: Record<string, unknown> | null };
 
-export async function readVersion(db: Executor, collection: string): Promise<number> {
-  const [row] = await db.select({ version: collectionVersions.version }).from(collectionVersions).where(eq(collectionVersions.collection, collection));
-  return Number(row?.version ?? 0);
+/** Appends changes in the caller's transaction (the audited path does this for every change). */
+export async function appendChanges(tx: Executor, entries: ChangeEntry[]) {
+  if (!entries.length) return;
+  await tx.insert(changeLog).values(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })));
 }
 
-/** Bumps a collection's change version; call inside the mutation's transaction (the audited path does). */
-export async function bumpVersion(db: Executor, collection: string) {
-  await db
-    .insert(collectionVersions)
-    .values({ collection, version: 1 })
-    .onConflictDoUpdate({ target: collectionVersions.collection, set: { version: sql`${collectionVersions.version} + 1` } });
+/** Says a resource changed in ways the log does not list (rows written in bulk, behind the API): its totals are recounted. */
+export async function touch(db: Executor, resource: string) {
+  await db.insert(changeLog).values({ resource, row_id: null });
 }
+
+/**
+ * A PostgreSQL snapshot (`pg_current_snapshot()`): transactions below `xmin` are visible, from `xmax` on they are not,
+ * and those in `running` are not (they had not committed when it was taken).
+ */
+export type Snapshot = { xmin: number; xmax: number; running: Set<number> };
+
+export function parseSnapshot(text: string): Snapshot {
+  const [xmin, xmax, running = ''] = text.split(':');
+  return { xmin: Number(xmin), xmax: Number(xmax), running: new Set(running ? running.split(',').map(Number) : []) };
+}
+
+/** Whether the changes of transaction `xid` are seen by `snapshot` (PostgreSQL's `pg_visible_in_snapshot`). */
+export const visibleIn = (xid: number, snapshot: Snapshot) => xid < snapshot.xmin || (xid < snapshot.xmax && !snapshot.running.has(xid));
+
+/** Whether `later` sees everything `earlier` sees, so `earlier` can be brought forward to it. */
+export function covers(later: Snapshot, earlier: Snapshot): boolean {
+  if (later.xmax < earlier.xmax || later.xmin < earlier.xmin) return false;
+  for (const xid of later.running) if (xid < earlier.xmax && !(xid >= earlier.xmin && earlier.running.has(xid))) return false;
+  return true;
+}
+
+/** The current statement's snapshot, as text, to select beside a page or a count. */
+export const currentSnapshot = sql<string>`pg_current_snapshot()::text`;
+
+/**
+ * The changes of a resource by transactions from `fromXid` on that the current statement sees, as JSON
+ * `[xid, row_id, before, after]` (at most `limit`, oldest first). A scalar subquery: PostgreSQL runs it once.
+ */
+export const changesSince = (resource: string, fromXid: number, limit: number) => sql<string | null>`(select coalesce(json_agg(json_build_array(c.xid::text, c.row_id, c.before, c.after)), '[]')::text
+  from (select xid, row_id, before, after from ${changeLog} where resource = ${resource} and xid >= ${String(fromXid)}::xid8 order by id limit ${limit}) c)`;
+
+export type LoggedChange = { xid: number; rowId: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null };
+
+export const parseChanges = (json: string): LoggedChange[] =>
+  (JSON.parse(json) as [string, string | null, Record<string, unknown> | null, Record<string, unknown> | null][])
+    .map(([xid, rowId, before, after]) => ({ xid: Number(xid), rowId, before, after }));
+
+/** How long the log keeps a change; cached totals older than a fraction of it are recounted, never brought forward. */
+export const CHANGE_LOG_RETENTION_MS = 60 * 60 * 1000;
+
+export async function pruneChangeLog(db: Executor, olderThanMs = CHANGE_LOG_RETENTION_MS) {
+  await db.delete(changeLog).where(lt(changeLog.created_at, new Date(Date.now() - olderThanMs)));
+}
+
+/** Keeps the change log short. */
+export const changeLogPrune = defineJob('change-log-prune', async (_data, { database }) => pruneChangeLog(database.db), { schedule: '*/10 * * * *' });

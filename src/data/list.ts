@@ -2,7 +2,7 @@ import { asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { notFound } from '../errors.js';
-import { readVersion, versionOf } from './changes.js';
+import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type LoggedChange, parseChanges, parseSnapshot, type Snapshot, visibleIn } from './changes.js';
 import { allOf, is, type Predicate } from './filters.js';
 import type { ListDeclaration, Resource, SelectQuery, View } from './resource.js';
 
@@ -73,43 +73,61 @@ function keyOfScope(scope: Predicate | undefined): string {
 }
 
 /** The filter part of a list request (scope included), normalised: the key of a cached total. */
-function filterKey(scopeKey: string, query: Record<string, unknown>): string {
+function filterKey(resource: Resource, scopeKey: string, query: Record<string, unknown>): string {
   const entries = Object.entries(query).filter(([k, v]) => (k === 'q' ? typeof v === 'string' && v.trim() !== '' : v !== undefined && !PAGING.has(k)));
-  return JSON.stringify([scopeKey, ...entries.sort(([a], [b]) => a.localeCompare(b))]);
+  return JSON.stringify([resource.name, scopeKey, ...entries.sort(([a], [b]) => a.localeCompare(b))]);
 }
 
+/** A total and the snapshot it was exact in. */
+type Counted = { snapshot: Snapshot; total: number; at: number };
+
+/** Totals kept per filter: a few recent ones, so a request whose snapshot is a little behind the newest finds a base. */
+const KEPT_PER_FILTER = 4;
+/** More changes than this since a cached total: counting again is cheaper than testing them. */
+const MAX_CHANGES = 500;
+/** A cached total older than this is counted again (the change log it would need is kept much longer). */
+const MAX_AGE_MS = CHANGE_LOG_RETENTION_MS / 4;
+
 /**
- * Runs lists with exact totals that are only recounted when the resource changed: totals are cached by (resource,
- * change version, filters). The version is read in the same statement as the page or the count, so a cached total
- * always belongs to the snapshot it is served with.
+ * Runs lists with exact totals counted rarely. A total is cached with the snapshot it was counted in; a later request
+ * reads, in the same statement as its page, its own snapshot and the changes logged since, and brings the cached
+ * total forward by testing each changed row, before and after, against the list's predicate. It counts again only
+ * when that is cheaper or impossible (many changes, a bulk change, a predicate a row cannot answer), and concurrent
+ * requests share one count.
  */
 export class ListRunner {
-  private totals = new Map<string, number>();
-  constructor(private readonly db: Executor, private readonly maxEntries = 5000) {}
+  private totals = new Map<string, Counted[]>();
+  private counting = new Map<string, Promise<Counted>>();
+  constructor(private readonly db: Executor, private readonly maxFilters = 5000) {}
 
   async page<T = Record<string, unknown>>(resource: Resource, query: ListQuery, options: ScopeOption = {}): Promise<Page<T>> {
     const page = Number(query.page ?? 1);
     const limit = Number(query.limit ?? 10);
     const scope = options.scope ?? resource.scope;
-    const where = listPredicate(resource, query, scope)?.sql;
+    const predicate = listPredicate(resource, query, scope);
     const order = listOrder(resource, query);
     const table = resource.table as SelectQuery;
+    const key = filterKey(resource, options.scopeKey ?? keyOfScope(scope), query);
+    const known = this.recent(key);
+    const fromXid = known.length ? Math.min(...known.map((c) => c.snapshot.xmin)) : undefined;
+    // Once per statement, on the first row only: the snapshot is the page's, the changes those it may not have counted.
+    const changes = fromXid === undefined ? sql`null` : sql`case when row_number() over () = 1 then ${changesSince(resource.name, fromXid, MAX_CHANGES)} end`;
+
     // Deferred join: the page's ids come from the (covering) index alone, then only those rows are read.
-    const ids = this.db.select({ id: resource.id }).from(table).where(where).orderBy(...order).limit(limit).offset((page - 1) * limit).as('page_ids');
-    const rows: Record<string, unknown>[] = await selectView(this.db, resource.table, resource.listView ?? resource.view, { __version: versionOf(resource.name) })
+    const ids = this.db.select({ id: resource.id }).from(table).where(predicate?.sql).orderBy(...order).limit(limit).offset((page - 1) * limit).as('page_ids');
+    const rows: Record<string, unknown>[] = await selectView(this.db, resource.table, resource.listView ?? resource.view, { __snapshot: currentSnapshot, __changes: changes })
       .innerJoin(ids, eq(resource.id, (ids as SelectQuery).id))
       .orderBy(...order);
-
-    const key = filterKey(options.scopeKey ?? keyOfScope(scope), query);
-    let version = rows.length ? Number(rows[0].__version ?? 0) : await readVersion(this.db, resource.name);
-    let total = this.totals.get(`${resource.name}|${version}|${key}`);
-    if (total === undefined) {
-      const [counted] = await this.db.select({ total: sql<number>`count(*)::int`, version: versionOf(resource.name) }).from(table).where(where);
-      total = Number(counted.total);
-      version = Number(counted.version ?? 0);
-      this.remember(`${resource.name}|${version}|${key}`, total);
+    const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
+    const snapshot = parseSnapshot(String(first.__snapshot));
+    const changed = rows.length ? rows.find((row) => typeof row.__changes === 'string')?.__changes : first.__changes;
+    const logged = typeof changed === 'string' ? parseChanges(changed) : undefined;
+    for (const row of rows) {
+      delete row.__snapshot;
+      delete row.__changes;
     }
-    for (const row of rows) delete row.__version;
+
+    const total = (logged && this.bringForward(key, known, snapshot, logged, predicate)) ?? (await this.countSeeing(key, table, predicate, snapshot));
     return { data: rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
   }
 
@@ -121,8 +139,64 @@ export class ListRunner {
     return { data: rows as T[] };
   }
 
-  private remember(key: string, total: number) {
-    if (this.totals.size >= this.maxEntries) this.totals.delete(this.totals.keys().next().value!);
-    this.totals.set(key, total);
+  /** The total at `snapshot` from a cached one it covers and the changes between them; undefined when it cannot tell. */
+  private bringForward(key: string, known: Counted[], snapshot: Snapshot, changes: LoggedChange[], predicate: Predicate | undefined): number | undefined {
+    const base = [...known].reverse().find((counted) => covers(snapshot, counted.snapshot));
+    if (!base || changes.length >= MAX_CHANGES) return undefined;
+    const matches = (row: Record<string, unknown> | null) => (row === null ? false : predicate ? predicate.test(row) : true);
+    let total = base.total;
+    for (const change of changes) {
+      if (visibleIn(change.xid, base.snapshot)) continue;
+      if (change.rowId === null) return undefined;
+      const was = matches(change.before);
+      const is = matches(change.after);
+      if (was === undefined || is === undefined) return undefined;
+      total += Number(is) - Number(was);
+    }
+    this.remember(key, { snapshot, total, at: Date.now() });
+    return total;
+  }
+
+  /** A count that sees at least what `snapshot` saw: one already running if it does, else a new one. */
+  private async countSeeing(key: string, table: SelectQuery, predicate: Predicate | undefined, snapshot: Snapshot): Promise<number> {
+    const running = this.counting.get(key);
+    if (running) {
+      const counted = await running;
+      if (covers(counted.snapshot, snapshot)) return counted.total;
+    }
+    let counting = this.counting.get(key);
+    if (!counting || counting === running) {
+      counting = (async () => {
+        const [row] = await this.db.select({ total: sql<number>`count(*)::int`, snapshot: currentSnapshot }).from(table).where(predicate?.sql);
+        const counted = { snapshot: parseSnapshot(row.snapshot), total: Number(row.total), at: Date.now() };
+        this.remember(key, counted);
+        return counted;
+      })().finally(() => {
+        if (this.counting.get(key) === counting) this.counting.delete(key);
+      });
+      this.counting.set(key, counting);
+    }
+    return (await counting).total;
+  }
+
+  private recent(key: string): Counted[] {
+    const kept = this.totals.get(key);
+    if (!kept) return [];
+    const fresh = kept.filter((counted) => Date.now() - counted.at < MAX_AGE_MS);
+    if (fresh.length !== kept.length) this.totals.set(key, fresh);
+    return fresh;
+  }
+
+  private remember(key: string, counted: Counted) {
+    const kept = this.totals.get(key);
+    if (kept) {
+      this.totals.delete(key); // re-inserted last: the map's order is least recently used first
+      kept.push(counted);
+      if (kept.length > KEPT_PER_FILTER) kept.shift();
+      this.totals.set(key, kept);
+      return;
+    }
+    if (this.totals.size >= this.maxFilters) this.totals.delete(this.totals.keys().next().value!);
+    this.totals.set(key, [counted]);
   }
 }

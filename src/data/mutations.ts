@@ -4,13 +4,15 @@ import { writeActivityLog } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
-import { bumpVersion } from './changes.js';
+import { appendChanges } from './changes.js';
 import type { Resource, RowOf } from './resource.js';
 
 /** Values to insert or set on a resource's table. */
 export type Patch<T extends PgTable> = Partial<T['$inferInsert']>;
 
 type Row = Record<string, unknown>;
+/** The activity log's resource name: every audited change adds to its list. */
+const ACTIVITY_LOGS = 'activity_logs';
 
 /** One changed record, as the audit trail records it. */
 export type Change = { action: 'create' | 'update' | 'delete'; resource: Resource; id: string; before?: Row; after?: Row };
@@ -27,15 +29,19 @@ export function audited<R>(db: Db, actor: Actor, work: (work: Work) => Promise<R
 export class Work {
   constructor(readonly tx: Tx, readonly actor: Actor) {}
 
-  /** Records a change made by hand (`tx` directly); false for an update that changed nothing (nothing is written). */
+  /**
+   * Records a change made by hand (`tx` directly): its activity log, and in the change log the record and the log
+   * entry (both are listed resources). False for an update that changed nothing (nothing is written).
+   */
   async audit(change: Change): Promise<boolean> {
-    const written = await writeActivityLog(this.tx, this.actor, {
+    const log = await writeActivityLog(this.tx, this.actor, {
       action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
     });
-    if (!written) return false;
-    // Last in the transaction's work, so the version rows stay locked as briefly as possible.
-    await bumpVersion(this.tx, change.resource.name);
-    await bumpVersion(this.tx, 'activity_logs');
+    if (!log) return false;
+    await appendChanges(this.tx, [
+      { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
+      { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
+    ]);
     return true;
   }
 

@@ -1,5 +1,6 @@
 import { activityLogRetention } from '../audit/retention.js';
+import { changeLogPrune } from '../data/changes.js';
 import { campaignDelivery, campaignScheduled } from '../modules/crm/delivery.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, campaignDelivery, campaignScheduled];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled];

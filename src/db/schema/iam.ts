@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, customType, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, id, ts, updatedAt } from './common.js';
 
 export const MODULES = ['cms', 'crm', 'iam'] as const;
@@ -115,11 +115,24 @@ export const activityLogs = pgTable('activity_logs', {
   index('activity_logs_resource_idx').on(t.resource_id),
 ]);
 
-/** Change version per collection, bumped in the transaction of every mutation; keys the list-total cache. */
-export const collectionVersions = pgTable('collection_versions', {
-  collection: text('collection').primaryKey(),
-  version: bigint('version', { mode: 'number' }).notNull().default(0),
-});
+/** PostgreSQL's 64-bit transaction id: compared with snapshots, it says which changes a count has already seen. */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+
+/**
+ * Append-only change log: one row per changed record (its table row before and after), written in the change's
+ * transaction and stamped with that transaction's id. Many writers append at once without touching a common row;
+ * a cached list total is brought forward by the changes its snapshot had not seen. A row without `row_id` says
+ * "this resource changed in ways not listed" (a bulk write): totals of that resource are recounted. Kept briefly.
+ */
+export const changeLog = pgTable('change_log', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  xid: xid8('xid').notNull().default(sql`pg_current_xact_id()`),
+  resource: text('resource').notNull(),
+  row_id: uuid('row_id'),
+  before: jsonb('before'),
+  after: jsonb('after'),
+  created_at: createdAt(),
+}, (t) => [index('change_log_resource_xid_idx').on(t.resource, t.xid)]);
 
 /** Small facts the service keeps about itself (e.g. the fingerprint of the secret sessions were issued under). */
 export const serviceSettings = pgTable('service_settings', {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { bumpVersion } from '../../data/changes.js';
+import { touch } from '../../data/changes.js';
 import type { Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
@@ -35,7 +35,7 @@ async function assertNameFree(db: Executor, name: string, exceptId?: string) {
 }
 
 /** Users are filtered by department name, so every department change also changes what user lists answer. */
-const touchUsers = (work: Work) => bumpVersion(work.tx, 'users');
+const touchUsers = (work: Work) => touch(work.tx, 'users');
 
 export default async function departmentRoutes(app: App) {
   const { db } = app.database;

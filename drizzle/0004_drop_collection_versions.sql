@@ -1,0 +1,1 @@
+DROP TABLE "collection_versions" CASCADE;

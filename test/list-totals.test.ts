@@ -1,0 +1,128 @@
+import { and, eq, ilike, or, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { activityLogs, leads, type LEAD_STATUSES } from '../src/db/schema/index.js';
+import { countQueries, createTestApp, createUser, type TestContext } from './helpers.js';
+
+// Exact totals under writes (issue 11): a cached total is brought forward by the changes logged since it was counted,
+// without counting again, and stays equal to count(*) while many requests write and read at once.
+
+type Status = (typeof LEAD_STATUSES)[number];
+let ctx: TestContext;
+let headers: { authorization: string };
+const COUNT = /count\(\*\)/i;
+
+beforeAll(async () => {
+  ctx = await createTestApp();
+  headers = (await createUser(ctx, { crm: 'rwd', iam: 'r' })).headers;
+});
+afterAll(() => ctx.close());
+
+const list = async (query: string) => {
+  const res = await ctx.app.inject({ method: 'GET', url: `/api/crm/leads${query}`, headers });
+  expect(res.statusCode).toBe(200);
+  return res.json().pagination.total as number;
+};
+const createLead = async (n: number, status: Status, extra: Record<string, unknown> = {}) => {
+  const res = await ctx.app.inject({ method: 'POST', url: '/api/crm/leads', headers, payload: { first_name: `Total${n}`, last_name: 'Counter', email: `total${n}@example.com`, status, ...extra } });
+  expect(res.statusCode).toBe(201);
+  return res.json().id as string;
+};
+const patchLead = async (id: string, body: Record<string, unknown>) => {
+  const res = await ctx.app.inject({ method: 'PATCH', url: `/api/crm/leads/${id}`, headers, payload: body });
+  expect(res.statusCode).toBe(200);
+};
+const deleteLead = async (id: string) => {
+  const res = await ctx.app.inject({ method: 'DELETE', url: `/api/crm/leads/${id}`, headers });
+  expect(res.statusCode).toBe(200);
+};
+
+/** What the database says, directly. */
+const counted = async (where?: ReturnType<typeof and>) => Number((await ctx.database.db.select({ n: sql<number>`count(*)::int` }).from(leads).where(where))[0].n);
+
+describe('totals are brought forward, not recounted', () => {
+  test('creates, updates and deletes through the API move every cached total without a count', async () => {
+    const first = await createLead(1, 'new');
+    // Count each filter once.
+    expect(await list('?status=new')).toBe(await counted(eq(leads.status, 'new')));
+    expect(await list('?status=contacted')).toBe(await counted(eq(leads.status, 'contacted')));
+    expect(await list('?q=total')).toBe(await counted(or(ilike(leads.first_name, '%total%'), ilike(leads.email, '%total%'))));
+    expect(await list('')).toBe(await counted());
+
+    const writes = async () => {
+      const second = await createLead(2, 'new');
+      await createLead(3, 'contacted');
+      await patchLead(first, { status: 'contacted' }); // moves from one filter to the other
+      await patchLead(second, { first_name: 'Renamed', email: 'renamed@example.com' }); // leaves the q filter
+      await deleteLead(second);
+    };
+    await writes();
+    const queries = await countQueries(ctx.database, COUNT, async () => {
+      expect(await list('?status=new')).toBe(await counted(eq(leads.status, 'new')));
+      expect(await list('?status=contacted')).toBe(await counted(eq(leads.status, 'contacted')));
+      expect(await list('?q=total')).toBe(await counted(or(ilike(leads.first_name, '%total%'), ilike(leads.email, '%total%'))));
+      expect(await list('')).toBe(await counted());
+    });
+    // The four `counted` calls above are the only counts: no list counted again.
+    expect(queries).toBe(4);
+  });
+
+  test('the activity-log list follows every audited change without a count', async () => {
+    const logs = async () => {
+      const res = await ctx.app.inject({ method: 'GET', url: '/api/iam/activity-logs?module=crm', headers });
+      return res.json().pagination.total as number;
+    };
+    const crmLogs = async () => Number((await ctx.database.db.select({ n: sql<number>`count(*)::int` }).from(activityLogs).where(eq(activityLogs.module, 'crm')))[0].n);
+    expect(await logs()).toBe(await crmLogs());
+    await createLead(10, 'new');
+    expect(await countQueries(ctx.database, COUNT, async () => expect(await logs()).toBe(await crmLogs()))).toBe(1);
+  });
+
+  test('a change written behind the API (touch) makes the next total a count', async () => {
+    const { touch } = await import('../src/data/changes.js');
+    await list('?status=lost');
+    await ctx.database.db.insert(leads).values({ first_name: 'Bulk', last_name: 'Insert', email: 'bulk@example.com', status: 'lost' });
+    await touch(ctx.database.db, 'leads');
+    expect(await countQueries(ctx.database, COUNT, async () => expect(await list('?status=lost')).toBe(await counted(eq(leads.status, 'lost'))))).toBe(2);
+  });
+
+  test('a user list filtered by department (a condition on another table) is counted again when a user changes', async () => {
+    const { headers: iam } = await createUser(ctx, { iam: 'rwd' });
+    const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => ctx.app.inject({ method, url, headers: iam, payload });
+    const department = (await call('POST', '/api/iam/departments', { name: 'Totals' })).json().id as string;
+    const member = await createUser(ctx, {});
+    const inDepartment = async () => (await call('GET', '/api/iam/users?department=Totals')).json().pagination.total as number;
+    expect(await inDepartment()).toBe(0);
+    expect((await call('PATCH', `/api/iam/users/${member.id}`, { department_id: department })).statusCode).toBe(200);
+    expect(await countQueries(ctx.database, COUNT, async () => expect(await inDepartment()).toBe(1))).toBe(1);
+    expect(await countQueries(ctx.database, COUNT, async () => expect(await inDepartment()).toBe(1))).toBe(0);
+  });
+});
+
+describe('exact under concurrency', () => {
+  test('while 40 requests create, move and delete leads and 60 read, every total equals count(*) once the writes end', async () => {
+    const filters = ['', '?status=new', '?status=contacted', '?status=qualified', '?q=conc', '?status=new&q=conc'];
+    for (const filter of filters) await list(filter);
+    const created: string[] = [];
+    const statuses: Status[] = ['new', 'contacted', 'qualified'];
+    const writers = Array.from({ length: 40 }, async (_, i) => {
+      const id = await createLead(1000 + i, statuses[i % 3], { first_name: `Conc${i}` });
+      created.push(id);
+      if (i % 4 === 0) await patchLead(id, { status: statuses[(i + 1) % 3] });
+      if (i % 5 === 0) await deleteLead(id);
+    });
+    const readers = Array.from({ length: 60 }, (_, i) => list(filters[i % filters.length]));
+    await Promise.all([...writers, ...readers]);
+
+    const q = or(ilike(leads.first_name, '%conc%'), ilike(leads.last_name, '%conc%'), ilike(leads.email, '%conc%'), ilike(leads.phone, '%conc%'));
+    const expected: Record<string, number> = {
+      '': await counted(),
+      '?status=new': await counted(eq(leads.status, 'new')),
+      '?status=contacted': await counted(eq(leads.status, 'contacted')),
+      '?status=qualified': await counted(eq(leads.status, 'qualified')),
+      '?q=conc': await counted(q),
+      '?status=new&q=conc': await counted(and(eq(leads.status, 'new'), q)),
+    };
+    expect(expected['?q=conc']).toBe(40 - 8);
+    for (const filter of filters) expect({ filter, total: await list(filter) }).toEqual({ filter, total: expected[filter] });
+  });
+});
