@@ -7,7 +7,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { createAuth } from './auth/auth.js';
-import { enforceModuleGuards } from './auth/guard.js';
+import { enforceModuleGuards, forgetChangedPrincipals, type Principal } from './auth/guard.js';
+import { PrincipalCache } from './auth/principals.js';
 import authRoutes from './auth/routes.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
@@ -70,6 +71,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const mailer = deps.mailer ?? createMailer(config, app.log);
   app.decorate('mailer', mailer);
   app.decorate('auth', createAuth(config, database, mailer, app.log));
+  const principals = new PrincipalCache<Principal>();
+  await principals.start(database);
+  app.decorate('principals', principals);
+  app.addHook('onClose', async () => principals.close());
+  forgetChangedPrincipals(app);
   app.addHook('onClose', async () => mailer.close());
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -1,4 +1,6 @@
 import type { Auth } from './auth/auth.js';
+import type { Principal } from './auth/guard.js';
+import type { PrincipalCache } from './auth/principals.js';
 import type { Config } from './config.js';
 import type { ListRunner } from './data/list.js';
 import type { Database } from './db/client.js';
@@ -11,6 +13,7 @@ declare module 'fastify' {
     database: Database;
     lists: ListRunner;
     auth: Auth;
+    principals: PrincipalCache<Principal>;
     mailer: Mailer;
     jobs: Jobs;
   }

@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type Database, openDatabase } from '../src/db/client.js';
@@ -75,7 +76,7 @@ beforeAll(async () => {
   } else {
     // No server: PGlite behind its PostgreSQL wire-protocol server, so the service talks to it over TCP as it would
     // to PostgreSQL, and the proxy can cut it off.
-    const pglite = await PGlite.create();
+    const pglite = await PGlite.create({ extensions: { pg_trgm } });
     const socketServer = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 20 });
     await socketServer.start();
     const [host, port] = socketServer.getServerConn().split(':');

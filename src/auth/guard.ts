@@ -32,10 +32,23 @@ export function flagOf(method: string): Flag {
   return 'can_write';
 }
 
-/** The caller's principal (session cookie or bearer token), looked up once per request. */
+const SESSION_COOKIE = /(?:^|;\s*)(?:__Secure-)?better-auth\.session_token=([^;]*)/;
+
+/** What identifies the caller's session in a request, as sent: the bearer header and the session cookie. */
+function credentialOf(request: FastifyRequest): string | undefined {
+  const bearer = request.headers.authorization;
+  const cookie = request.headers.cookie ? SESSION_COOKIE.exec(request.headers.cookie)?.[1] : undefined;
+  return bearer || cookie ? `${bearer ?? ''}\n${cookie ?? ''}` : undefined;
+}
+
+/** The caller's principal (session cookie or bearer token), looked up once per request and cached across requests. */
 export function principalOf(app: FastifyInstance, request: FastifyRequest): Promise<Principal | null> {
   request.principalPromise ??= (async () => {
-    if (!request.headers.cookie && !request.headers.authorization) return null;
+    const credential = credentialOf(request);
+    if (!credential) return null;
+    const cached = app.principals.get(credential);
+    if (cached) return cached;
+    const version = app.principals.version;
     const found = await app.auth.api.getSession({ headers: authHeaders(request) }).catch(() => null);
     if (!found) return null;
     const permissions = await app.database.db
@@ -43,11 +56,13 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
       .from(moduleAccess)
       .where(eq(moduleAccess.user_id, found.user.id));
     const user = found.user as Principal['user'];
-    return {
+    const principal: Principal = {
       user: { id: user.id, email: user.email, name: user.name, image: user.image ?? null, emailVerified: user.emailVerified, twoFactorEnabled: !!user.twoFactorEnabled },
       session: { id: found.session.id, token: found.session.token, expiresAt: new Date(found.session.expiresAt) },
       permissions,
     };
+    app.principals.set(credential, user.id, principal.session.expiresAt, principal, version);
+    return principal;
   })();
   return request.principalPromise;
 }
@@ -98,5 +113,26 @@ export function enforceModuleGuards(app: FastifyInstance) {
   app.addHook('onReady', async () => {
     const unguarded = routes.find((route) => !(route.config as { modules?: unknown } | undefined)?.modules);
     if (unguarded) throw new Error(`${unguarded.method} ${unguarded.url} must be registered through moduleRoutes()`);
+  });
+}
+
+/** Changes the caller's own principal (session, password, two-factor state). */
+const CHANGES_CALLER = /^\/api\/auth\/(logout|change-password|two-factor\/)/;
+/** May change anyone's principal. */
+const CHANGES_ANYONE = /^\/api\/(auth\/reset-password|iam\/(users|module-access))/;
+
+/**
+ * This instance forgets a cached principal as soon as its own request changed it, before answering; every instance
+ * (this one too) also hears of it from the database at commit.
+ */
+export function forgetChangedPrincipals(app: FastifyInstance) {
+  app.addHook('onSend', async (request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode >= 400) return;
+    const route = request.routeOptions.url ?? '';
+    if (CHANGES_ANYONE.test(route)) app.principals.clear();
+    else if (CHANGES_CALLER.test(route)) {
+      const principal = await request.principalPromise?.catch(() => null);
+      if (principal) app.principals.forgetUser(principal.user.id);
+    }
   });
 }

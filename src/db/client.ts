@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { Logger as DrizzleLogger } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
@@ -33,6 +34,12 @@ export type Database = {
   queryObservers: Set<(sql: string) => void>;
   /** Told about connection errors outside any query (a server going away). */
   onError?: (err: Error) => void;
+  /**
+   * Calls `handler` with the payload of every NOTIFY on `channel` (from any process on the database). `listening`
+   * says whether notifications arrive: false when the connection is lost (any may be missed from then on), true once
+   * it is back. The returned function stops.
+   */
+  listen(channel: string, handler: (payload: string) => void, listening: (on: boolean) => void): Promise<() => Promise<void>>;
 };
 
 const MIGRATIONS = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -83,13 +90,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       },
       close: () => pool.end(),
       queryObservers,
+      listen: (channel, handler, listening) => listenOnServer(options.url!, channel, handler, listening, (err) => database.onError?.(err)),
     };
     return database;
   }
 
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  const client = await PGlite.create(dataDir, { extensions: { pg_trgm }, ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) });
   const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   // Without parameters a text may hold several statements (pg-boss's migrations): PGlite runs those with exec.
   const execute = async (text: string, values?: unknown[]) => {
@@ -108,5 +116,56 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       if (!client.closed) await client.close();
     },
     queryObservers,
+    // One process owns a PGlite database: its notifications never get lost.
+    listen: async (channel, handler, listening) => {
+      const stop = await client.listen(channel, handler);
+      listening(true);
+      return async () => {
+        if (!client.closed) await stop();
+      };
+    },
+  };
+}
+
+/**
+ * LISTEN on a dedicated connection (a pooled one would be handed to queries), reconnecting with backoff whenever it is
+ * lost, and saying so through `listening`.
+ */
+async function listenOnServer(url: string, channel: string, handler: (payload: string) => void, listening: (on: boolean) => void, onError: (err: Error) => void) {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const gone = new WeakSet<pg.Client>();
+  const lost = (which: pg.Client, err: Error, delayMs: number) => {
+    if (gone.has(which)) return;
+    gone.add(which);
+    onError(err);
+    void which.end().catch(() => undefined);
+    if (client === which) client = undefined;
+    listening(false);
+    if (!stopped) retry = setTimeout(() => void connect(Math.min(delayMs * 2, 10_000)), delayMs);
+  };
+  const connect = async (delayMs: number): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel) handler(message.payload ?? '');
+    });
+    next.on('error', (err) => lost(next, err, delayMs));
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      lost(next, err as Error, delayMs);
+      return;
+    }
+    if (stopped) return void next.end().catch(() => undefined);
+    client = next;
+    listening(true);
+  };
+  await connect(100);
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => undefined);
   };
 }
