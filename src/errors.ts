@@ -17,10 +17,10 @@ export const notFound = (what = 'Resource') => new ApiError(404, { error: 'Resou
 export const conflict = (message: string) => new ApiError(409, { error: 'Conflict', message });
 export const payloadTooLarge = (message: string) => new ApiError(413, { error: 'Payload too large', message });
 export const unsupportedMediaType = (message: string) => new ApiError(415, { error: 'Unsupported media type', message });
-export const tooManyRequests = (retryAfterSeconds: number) =>
+export const tooManyRequests = (retryAfterSeconds: number, reason = 'Rate limit exceeded') =>
   new ApiError(
     429,
-    { error: 'Too many requests', message: `Rate limit exceeded, retry in ${retryAfterSeconds} seconds` },
+    { error: 'Too many requests', message: `${reason}, retry in ${retryAfterSeconds} seconds` },
     { 'retry-after': String(retryAfterSeconds) },
   );
 export const internalError = () => new ApiError(500, { error: 'Internal server error', message: 'An unexpected error occurred' });

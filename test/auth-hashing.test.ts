@@ -83,3 +83,25 @@ test('a burst of logins does not block the event loop: health answers before the
   // (Hashing on the event loop was seen to let health finish only 20th of 21: the check above alone would pass.)
   expect(healthAt).toBeLessThan(LOGINS / 2);
 });
+
+test('a login storm: hashes take turns, and beyond a short queue a login is told when to retry (429, Retry-After)', async () => {
+  const storm = await createTestApp({ BCRYPT_COST: '10' });
+  try {
+    const user = await createUser(storm, {}, { password: 'Storm-Passw0rd!' });
+    const STORM = 60;
+    const answers = await Promise.all(Array.from({ length: STORM }, () =>
+      storm.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'Storm-Passw0rd!' } })));
+    const refused = answers.filter((res) => res.statusCode === 429);
+    expect(answers.filter((res) => res.statusCode === 200).length + refused.length).toBe(STORM);
+    // 32 are admitted to wait for their turn; the others, which arrived while they waited, are refused at once.
+    expect(refused.length).toBeGreaterThanOrEqual(STORM - 32 - 4);
+    for (const res of refused) {
+      expect(res.json()).toEqual({ error: 'Too many requests', message: expect.stringMatching(/^Too many sign-ins are being checked at once, retry in \d+ seconds$/) });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    // Once the queue drains, logins work again.
+    expect((await storm.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'Storm-Passw0rd!' } })).statusCode).toBe(200);
+  } finally {
+    await storm.close();
+  }
+});

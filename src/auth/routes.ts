@@ -8,7 +8,7 @@ import { conflict, unauthorized, validationError } from '../errors.js';
 import { Email, ErrorBody, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
 import { authHeaders } from './auth.js';
 import { currentPrincipal, requireSession } from './guard.js';
-import { passwordProblem } from './passwords.js';
+import { hashing, passwordProblem } from './passwords.js';
 
 const SessionAnswer = Strict({
   user: Strict({ id: Uuid(), email: Type.String(), name: Type.String() }),
@@ -55,11 +55,11 @@ export default async function authRoutes(app: App) {
   }, async (request, reply) => {
     const { email, password } = request.body;
     try {
-      const { headers, response } = await auth.api.signInEmail({
+      const { headers, response } = await hashing.admit(() => auth.api.signInEmail({
         body: { email: email.toLowerCase(), password },
         headers: headersWithout(request, /^$/),
         returnHeaders: true,
-      });
+      }));
       forwardCookies(reply, headers);
       // Better Auth's two-factor plugin adds this field; the endpoint's declared type does not know it.
       if ((response as any).twoFactorRedirect) return { twoFactorRequired: true as const };
@@ -126,7 +126,7 @@ export default async function authRoutes(app: App) {
     const problem = passwordProblem(request.body.password);
     if (problem) throw validationError({ password: problem }); // checked first: a refused attempt keeps the token usable
     try {
-      await auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } });
+      await hashing.admit(() => auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } }));
     } catch (err) {
       if (err instanceof APIError) throw validationError({ token: 'is invalid, already used or expired' });
       throw err;
@@ -143,7 +143,7 @@ export default async function authRoutes(app: App) {
     const problem = passwordProblem(request.body.newPassword);
     if (problem) throw validationError({ newPassword: problem });
     try {
-      await auth.api.changePassword({ body: { currentPassword: request.body.currentPassword, newPassword: request.body.newPassword, revokeOtherSessions: false }, headers: authHeaders(request) });
+      await hashing.admit(() => auth.api.changePassword({ body: { currentPassword: request.body.currentPassword, newPassword: request.body.newPassword, revokeOtherSessions: false }, headers: authHeaders(request) }));
     } catch (err) {
       if (codeOf(err) === 'INVALID_PASSWORD') throw validationError({ currentPassword: 'is not the current password' });
       throw err;
