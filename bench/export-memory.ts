@@ -30,4 +30,5 @@ const seconds = (Date.now() - started) / 1000;
 console.log(`\n${service.database}: exported ${lines - 1} rows (${(bytes / 1e6).toFixed(1)} MB) in ${seconds.toFixed(1)} s, status ${res.status}`);
 console.log(`RSS idle ${idle.toFixed(1)} MB, peak ${peak.toFixed(1)} MB, growth ${(peak - idle).toFixed(1)} MB`);
 await service.stop();
+await service.drop();
 if (peak - idle > 60) process.exitCode = 1;

@@ -8,6 +8,9 @@ export async function seedLeads(options: { url?: string; dataDir?: string; count
   const database = await openDatabase({ url: options.url, dataDir: options.dataDir });
   await database.migrate();
   const started = Date.now();
+  // Indexes are built once after the rows are in (much faster than keeping them up to date row by row).
+  const { rows: indexes } = await database.execute(`select indexname, indexdef from pg_indexes where tablename = 'leads' and indexname <> 'leads_pkey'`);
+  for (const index of indexes) await database.execute(`drop index ${index.indexname}`);
   const chunk = 50_000;
   for (let offset = 0; offset < options.count; offset += chunk) {
     const n = Math.min(chunk, options.count - offset);
@@ -21,9 +24,11 @@ export async function seedLeads(options: { url?: string; dataDir?: string; count
              now() - (g || ' seconds')::interval, now()
       from generate_series(${offset + 1}, ${offset + n}) g`);
   }
+  for (const index of indexes) await database.execute(String(index.indexdef));
   // Written behind the API's back: cached totals of leads (in a running service) are counted again.
   await database.execute(`insert into change_log (resource) values ('leads')`);
-  await database.execute('analyze leads');
+  // As autovacuum would: statistics, and the visibility map index-only scans rely on.
+  await database.execute('vacuum analyze leads');
   await database.close();
   return Date.now() - started;
 }

@@ -43,10 +43,18 @@ export const currentSnapshot = sql<string>`pg_current_snapshot()::text`;
 
 /**
  * The changes of a resource by transactions from `fromXid` on that the current statement sees, as JSON
- * `[xid, row_id, before, after]` (at most `limit`, oldest first). A scalar subquery: PostgreSQL runs it once.
+ * `[xid, row_id, before, after]` (at most `limit`, oldest first), each row reduced to the properties named in `reads`.
+ * A scalar subquery: PostgreSQL runs it once per statement.
  */
-export const changesSince = (resource: string, fromXid: number, limit: number) => sql<string | null>`(select coalesce(json_agg(json_build_array(c.xid::text, c.row_id, c.before, c.after)), '[]')::text
+export function changesSince(resource: string, fromXid: number, limit: number, reads: string[]) {
+  const only = (side: 'before' | 'after') => {
+    const column = sql.raw(`c.${side}`);
+    const fields = reads.length ? sql.join(reads.map((key) => sql`${key}::text, ${column} -> ${key}::text`), sql`, `) : sql``;
+    return sql`case when ${column} is null then null else jsonb_build_object(${fields}) end`;
+  };
+  return sql<string | null>`(select coalesce(json_agg(json_build_array(c.xid::text, c.row_id, ${only('before')}, ${only('after')})), '[]')::text
   from (select xid, row_id, before, after from ${changeLog} where resource = ${resource} and xid >= ${String(fromXid)}::xid8 order by id limit ${limit}) c)`;
+}
 
 export type LoggedChange = { xid: number; rowId: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null };
 

@@ -3,14 +3,14 @@ import type { Executor } from '../db/client.js';
 import { listOrder, listPredicate, selectView, sortColumn } from './list.js';
 import type { Resource } from './resource.js';
 
-const BATCH = 1000;
+const BATCH = 2000;
 
 /**
- * Rows matching a list request, read in keyset batches — each batch one short statement continuing after the last
+ * Rows matching a list request, a batch at a time, read in keyset batches — each batch one short statement continuing after the last
  * (sort value, id) — so neither the process nor the database holds the whole result. The keyset is a row-value
  * comparison, which PostgreSQL bounds by a (sort, id) index; the sort value travels as text so no precision is lost.
  */
-export async function* exportRows(db: Executor, resource: Resource, query: Record<string, unknown>): AsyncGenerator<Record<string, unknown>> {
+export async function* exportRows(db: Executor, resource: Resource, query: Record<string, unknown>): AsyncGenerator<Record<string, unknown>[]> {
   const where = listPredicate(resource, query)?.sql;
   const order = listOrder(resource, query);
   const column = sortColumn(resource, query);
@@ -28,12 +28,10 @@ export async function* exportRows(db: Executor, resource: Resource, query: Recor
     }
     const rows: Record<string, unknown>[] = await selectView(db, resource.table, resource.listView ?? resource.view, { __sort: sql<string | null>`${column}::text`, __id: id })
       .where(and(where, keyset)).orderBy(...order).limit(BATCH);
-    for (const row of rows) {
-      const { __sort: _sort, __id: _id, ...record } = row;
-      yield record;
-    }
-    if (rows.length < BATCH) return;
+    if (rows.length === 0) return;
     const tail = rows[rows.length - 1];
     last = { sort: tail.__sort as string | null, id: String(tail.__id) };
+    yield rows;
+    if (rows.length < BATCH) return;
   }
 }

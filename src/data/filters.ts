@@ -7,7 +7,12 @@ import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
  * table's property names) for code that must know whether a changed row matches a list. `test` answers undefined
  * when it cannot tell (a condition on another table).
  */
-export type Predicate = { sql: SQL; test: (row: Record<string, unknown>) => boolean | undefined };
+export type Predicate = {
+  sql: SQL;
+  test: (row: Record<string, unknown>) => boolean | undefined;
+  /** The properties `test` reads (so a changed row's other fields need not be fetched). */
+  reads: string[];
+};
 
 /** A list filter: the query-string schema of its value and the predicate a value selects. */
 export type Filter = { schema: TSchema; where: (value: never) => Predicate | undefined };
@@ -37,8 +42,8 @@ export const startOfDay = (day: string) => new Date(`${day}T00:00:00.000Z`);
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export const is = {
-  equal: (column: PgColumn, value: unknown): Predicate => ({ sql: eq(column, value), test: (row) => same(column, valueIn(row, column), value) }),
-  null: (column: PgColumn): Predicate => ({ sql: isNull(column), test: (row) => valueIn(row, column) == null }),
+  equal: (column: PgColumn, value: unknown): Predicate => ({ sql: eq(column, value), test: (row) => same(column, valueIn(row, column), value), reads: [keyOf(column)] }),
+  null: (column: PgColumn): Predicate => ({ sql: isNull(column), test: (row) => valueIn(row, column) == null, reads: [keyOf(column)] }),
   /** An array column holding the value. */
   containing: (column: PgColumn, value: unknown): Predicate => ({
     sql: arrayContains(column, [value]),
@@ -46,17 +51,18 @@ export const is = {
       const list = valueIn(row, column);
       return Array.isArray(list) && list.includes(value);
     },
+    reads: [keyOf(column)],
   }),
-  onOrBefore: (column: PgColumn, time: Date): Predicate => ({ sql: lte(column, time), test: (row) => timeOf(valueIn(row, column)) <= time.getTime() }),
+  onOrBefore: (column: PgColumn, time: Date): Predicate => ({ sql: lte(column, time), test: (row) => timeOf(valueIn(row, column)) <= time.getTime(), reads: [keyOf(column)] }),
   /** From 00:00 UTC of the day on. */
   onOrAfterDay: (column: PgColumn, day: string): Predicate => {
     const start = startOfDay(day);
-    return { sql: gte(column, start), test: (row) => timeOf(valueIn(row, column)) >= start.getTime() };
+    return { sql: gte(column, start), test: (row) => timeOf(valueIn(row, column)) >= start.getTime(), reads: [keyOf(column)] };
   },
   /** Up to the end of the day (UTC), inclusive. */
   onOrBeforeDay: (column: PgColumn, day: string): Predicate => {
     const end = new Date(startOfDay(day).getTime() + DAY_MS);
-    return { sql: lt(column, end), test: (row) => timeOf(valueIn(row, column)) < end.getTime() };
+    return { sql: lt(column, end), test: (row) => timeOf(valueIn(row, column)) < end.getTime(), reads: [keyOf(column)] };
   },
   /** `q`: any of the columns contains the text, case-insensitively. */
   matching: (columns: PgColumn[], q: string): Predicate => {
@@ -67,10 +73,11 @@ export const is = {
         const value = valueIn(row, column);
         return typeof value === 'string' && value.toLowerCase().includes(needle);
       }),
+      reads: columns.map(keyOf),
     };
   },
   /** A condition a row alone cannot answer (it reads another table). */
-  opaque: (condition: SQL): Predicate => ({ sql: condition, test: () => undefined }),
+  opaque: (condition: SQL): Predicate => ({ sql: condition, test: () => undefined, reads: [] }),
 };
 
 /** All of the predicates (none → undefined). */
@@ -89,6 +96,7 @@ export function allOf(predicates: (Predicate | undefined)[]): Predicate | undefi
       }
       return known ? true : undefined;
     },
+    reads: [...new Set(parts.flatMap((p) => p.reads))],
   };
 }
 

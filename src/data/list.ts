@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
@@ -58,6 +59,15 @@ export async function findOne<T = Record<string, unknown>>(db: Executor, resourc
 }
 
 const dialect = new PgDialect();
+
+/** A predicate's SQL without its values: with the resource and the sort, what a statement's text depends on. */
+const predicateText = (predicate: Predicate | undefined) => (predicate ? dialect.sqlToQuery(predicate.sql).sql : '');
+
+/**
+ * A name for a statement of this shape: PostgreSQL parses and plans a named statement once per connection and then
+ * only binds values, where an unnamed one is planned on every request (most of a page's cost in the database).
+ */
+const statementName = (kind: string, shape: unknown[]) => `${kind}_${createHash('sha1').update(JSON.stringify(shape)).digest('base64url').slice(0, 22)}`;
 const scopeKeys = new WeakMap<Predicate, string>();
 
 /** A fixed scope as text: two lists over one resource with different scopes have different totals. */
@@ -84,9 +94,11 @@ type Counted = { snapshot: Snapshot; total: number; at: number };
 /** Totals kept per filter: a few recent ones, so a request whose snapshot is a little behind the newest finds a base. */
 const KEPT_PER_FILTER = 4;
 /** More changes than this since a cached total: counting again is cheaper than testing them. */
-const MAX_CHANGES = 500;
+const MAX_CHANGES = 200;
 /** A cached total older than this is counted again (the change log it would need is kept much longer). */
 const MAX_AGE_MS = CHANGE_LOG_RETENTION_MS / 4;
+/** From this offset on, a page's rows are found through a deferred join (cheaper than reading every skipped row). */
+const DEFERRED_JOIN_FROM = 1000;
 
 /**
  * Runs lists with exact totals counted rarely. A total is cached with the snapshot it was counted in; a later request
@@ -110,24 +122,31 @@ export class ListRunner {
     const key = filterKey(resource, options.scopeKey ?? keyOfScope(scope), query);
     const known = this.recent(key);
     const fromXid = known.length ? Math.min(...known.map((c) => c.snapshot.xmin)) : undefined;
-    // Once per statement, on the first row only: the snapshot is the page's, the changes those it may not have counted.
-    const changes = fromXid === undefined ? sql`null` : sql`case when row_number() over () = 1 then ${changesSince(resource.name, fromXid, MAX_CHANGES)} end`;
+    // In the page's own statement: its snapshot, and the changes its cached totals may not have counted (computed once,
+    // repeated on each row: only the fields the predicate reads, so it stays small).
+    const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, fromXid, MAX_CHANGES, predicate?.reads ?? []);
 
-    // Deferred join: the page's ids come from the (covering) index alone, then only those rows are read.
-    const ids = this.db.select({ id: resource.id }).from(table).where(predicate?.sql).orderBy(...order).limit(limit).offset((page - 1) * limit).as('page_ids');
-    const rows: Record<string, unknown>[] = await selectView(this.db, resource.table, resource.listView ?? resource.view, { __snapshot: currentSnapshot, __changes: changes })
-      .innerJoin(ids, eq(resource.id, (ids as SelectQuery).id))
-      .orderBy(...order);
+    const offset = (page - 1) * limit;
+    const deep = offset >= DEFERRED_JOIN_FROM;
+    const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep];
+    const select = selectView(this.db, resource.table, resource.listView ?? resource.view, { __snapshot: currentSnapshot, __changes: changes });
+    let rows: Record<string, unknown>[];
+    if (deep) {
+      // Deferred join: the skipped rows are walked in the (covering) index alone, then only the page's rows are read.
+      const ids = this.db.select({ id: resource.id }).from(table).where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).as('page_ids');
+      rows = await select.innerJoin(ids, eq(resource.id, (ids as SelectQuery).id)).orderBy(...order).prepare(statementName('page', shape)).execute();
+    } else {
+      rows = await select.where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).prepare(statementName('page', shape)).execute();
+    }
     const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
     const snapshot = parseSnapshot(String(first.__snapshot));
-    const changed = rows.length ? rows.find((row) => typeof row.__changes === 'string')?.__changes : first.__changes;
-    const logged = typeof changed === 'string' ? parseChanges(changed) : undefined;
+    const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
     for (const row of rows) {
       delete row.__snapshot;
       delete row.__changes;
     }
 
-    const total = (logged && this.bringForward(key, known, snapshot, logged, predicate)) ?? (await this.countSeeing(key, table, predicate, snapshot));
+    const total = (logged && this.bringForward(key, known, snapshot, logged, predicate)) ?? (await this.countSeeing(key, resource, predicate, snapshot));
     return { data: rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
   }
 
@@ -158,7 +177,7 @@ export class ListRunner {
   }
 
   /** A count that sees at least what `snapshot` saw: one already running if it does, else a new one. */
-  private async countSeeing(key: string, table: SelectQuery, predicate: Predicate | undefined, snapshot: Snapshot): Promise<number> {
+  private async countSeeing(key: string, resource: Resource, predicate: Predicate | undefined, snapshot: Snapshot): Promise<number> {
     const running = this.counting.get(key);
     if (running) {
       const counted = await running;
@@ -167,7 +186,8 @@ export class ListRunner {
     let counting = this.counting.get(key);
     if (!counting || counting === running) {
       counting = (async () => {
-        const [row] = await this.db.select({ total: sql<number>`count(*)::int`, snapshot: currentSnapshot }).from(table).where(predicate?.sql);
+        const [row] = await this.db.select({ total: sql<number>`count(*)::int`, snapshot: currentSnapshot }).from(resource.table as SelectQuery).where(predicate?.sql)
+          .prepare(statementName('count', [resource.name, predicateText(predicate)])).execute();
         const counted = { snapshot: parseSnapshot(row.snapshot), total: Number(row.total), at: Date.now() };
         this.remember(key, counted);
         return counted;

