@@ -18,21 +18,21 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const list = async (query: string) => {
-  const res = await ctx.app.inject({ method: 'GET', url: `/api/crm/leads${query}`, headers });
-  expect(res.statusCode).toBe(200);
+  const res = await ctx.app.inject({ method: 'GET', url: `/api/crm/leads${query}`, headers: { ...headers } });
+  expect(res.statusCode, res.body).toBe(200);
   return res.json().pagination.total as number;
 };
 const createLead = async (n: number, status: Status, extra: Record<string, unknown> = {}) => {
-  const res = await ctx.app.inject({ method: 'POST', url: '/api/crm/leads', headers, payload: { first_name: `Total${n}`, last_name: 'Counter', email: `total${n}@example.com`, status, ...extra } });
+  const res = await ctx.app.inject({ method: 'POST', url: '/api/crm/leads', headers: { ...headers }, payload: { first_name: `Total${n}`, last_name: 'Counter', email: `total${n}@example.com`, status, ...extra } });
   expect(res.statusCode).toBe(201);
   return res.json().id as string;
 };
 const patchLead = async (id: string, body: Record<string, unknown>) => {
-  const res = await ctx.app.inject({ method: 'PATCH', url: `/api/crm/leads/${id}`, headers, payload: body });
+  const res = await ctx.app.inject({ method: 'PATCH', url: `/api/crm/leads/${id}`, headers: { ...headers }, payload: body });
   expect(res.statusCode).toBe(200);
 };
 const deleteLead = async (id: string) => {
-  const res = await ctx.app.inject({ method: 'DELETE', url: `/api/crm/leads/${id}`, headers });
+  const res = await ctx.app.inject({ method: 'DELETE', url: `/api/crm/leads/${id}`, headers: { ...headers } });
   expect(res.statusCode).toBe(200);
 };
 
@@ -68,7 +68,7 @@ describe('totals are brought forward, not recounted', () => {
 
   test('the activity-log list follows every audited change without a count', async () => {
     const logs = async () => {
-      const res = await ctx.app.inject({ method: 'GET', url: '/api/iam/activity-logs?module=crm', headers });
+      const res = await ctx.app.inject({ method: 'GET', url: '/api/iam/activity-logs?module=crm', headers: { ...headers } });
       return res.json().pagination.total as number;
     };
     const crmLogs = async () => Number((await ctx.database.db.select({ n: sql<number>`count(*)::int` }).from(activityLogs).where(eq(activityLogs.module, 'crm')))[0].n);
@@ -124,5 +124,46 @@ describe('exact under concurrency', () => {
     };
     expect(expected['?q=conc']).toBe(40 - 8);
     for (const filter of filters) expect({ filter, total: await list(filter) }).toEqual({ filter, total: expected[filter] });
+  });
+});
+
+describe('deep pages', () => {
+  const pageOf = async (query: string) => {
+    const res = await ctx.app.inject({ method: 'GET', url: `/api/crm/leads${query}`, headers: { ...headers } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { data: { id: string }[]; pagination: { total: number } };
+  };
+  /** The page as PostgreSQL answers it by offset, directly. */
+  const expectedPage = async (status: Status, offset: number, direction: 'asc' | 'desc') => {
+    const { rows } = await ctx.database.execute(
+      `select id from leads where status = $1 order by created_at ${direction}, id ${direction} limit 10 offset $2`, [status, offset]);
+    return rows.map((row) => String(row.id));
+  };
+
+  test('a page past offset 1,000 is the same whether read by offset or from a remembered row, across writes before it', async () => {
+    const { touch } = await import('../src/data/changes.js');
+    await ctx.database.db.insert(leads).values(Array.from({ length: 1300 }, (_, i) => ({ first_name: `Deep${i}`, last_name: 'Page', email: `deep${i}@example.com`, status: 'qualified' as const })));
+    await touch(ctx.database.db, 'leads');
+    const KEYSET = /\) <= \(|\) >= \(/;
+    for (const order of ['desc', 'asc'] as const) {
+      const query = `?status=qualified&page=111&limit=10&order=${order}`; // offset 1,100
+      const check = async () => expect((await pageOf(query)).data.map((l) => l.id)).toEqual(await expectedPage('qualified', 1100, order));
+      await check();
+      // The same page again: a keyset step from the row remembered the first time.
+      expect(await countQueries(ctx.database, KEYSET, check)).toBe(1);
+      // Rows entering before it (new leads come first in descending order), leaving before it, and a row after it.
+      await createLead(5000, 'qualified');
+      await createLead(5001, 'qualified');
+      await check();
+      const [early] = await expectedPage('qualified', order === 'desc' ? 5 : 3, order);
+      await patchLead(early, { status: 'lost' });
+      await check();
+      const [late] = await expectedPage('qualified', 1250, order);
+      await deleteLead(late);
+      await check();
+      expect(await countQueries(ctx.database, KEYSET, check)).toBe(1);
+      // A page further on starts from the nearest remembered row.
+      expect((await pageOf(`?status=qualified&page=115&limit=10&order=${order}`)).data.map((l) => l.id)).toEqual(await expectedPage('qualified', 1140, order));
+    }
   });
 });

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { asc, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { notFound } from '../errors.js';
 import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type LoggedChange, parseChanges, parseSnapshot, type Snapshot, visibleIn } from './changes.js';
-import { allOf, is, type Predicate } from './filters.js';
+import { allOf, is, keyOf, type Predicate } from './filters.js';
+import { type Boundary, Boundaries } from './boundaries.js';
 import type { ListDeclaration, Resource, SelectQuery, View } from './resource.js';
 
 /** A validated list query: paging and sort get their defaults from the validator; filters by name. */
@@ -110,6 +111,7 @@ const DEFERRED_JOIN_FROM = 1000;
 export class ListRunner {
   private totals = new Map<string, Counted[]>();
   private counting = new Map<string, Promise<Counted>>();
+  private boundaries = new Boundaries();
   constructor(private readonly db: Executor, private readonly maxFilters = 5000) {}
 
   async page<T = Record<string, unknown>>(resource: Resource, query: ListQuery, options: ScopeOption = {}): Promise<Page<T>> {
@@ -121,31 +123,68 @@ export class ListRunner {
     const table = resource.table as SelectQuery;
     const key = filterKey(resource, options.scopeKey ?? keyOfScope(scope), query);
     const known = this.recent(key);
-    const fromXid = known.length ? Math.min(...known.map((c) => c.snapshot.xmin)) : undefined;
-    // In the page's own statement: its snapshot, and the changes its cached totals may not have counted (computed once,
-    // repeated on each row: only the fields the predicate reads, so it stays small).
-    const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, fromXid, MAX_CHANGES, predicate?.reads ?? []);
-
     const offset = (page - 1) * limit;
     const deep = offset >= DEFERRED_JOIN_FROM;
-    const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep];
-    const select = selectView(this.db, resource.table, resource.listView ?? resource.view, { __snapshot: currentSnapshot, __changes: changes });
-    let rows: Record<string, unknown>[];
-    if (deep) {
-      // Deferred join: the skipped rows are walked in the (covering) index alone, then only the page's rows are read.
-      const ids = this.db.select({ id: resource.id }).from(table).where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).as('page_ids');
-      rows = await select.innerJoin(ids, eq(resource.id, (ids as SelectQuery).id)).orderBy(...order).prepare(statementName('page', shape)).execute();
-    } else {
-      rows = await select.where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).prepare(statementName('page', shape)).execute();
-    }
-    const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
-    const snapshot = parseSnapshot(String(first.__snapshot));
-    const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
-    for (const row of rows) {
-      delete row.__snapshot;
-      delete row.__changes;
-    }
+    const column = sortColumn(resource, query);
+    const descending = query.order !== 'asc';
+    const walk = `${key}|${query.sort ?? ''}|${query.order ?? ''}`;
+    const reads = [...new Set([...(predicate?.reads ?? []), ...(deep ? [keyOf(column), keyOf(resource.id)] : [])])];
 
+    // One statement: the page, its snapshot, and the changes its cached total or page boundary may not have seen
+    // (computed once, repeated on each row: only the fields that are tested, so it stays small).
+    const read = async (boundary: Boundary | undefined) => {
+      const xmins = [...known.map((c) => c.snapshot.xmin), ...(boundary ? [boundary.snapshot.xmin] : [])];
+      const fromXid = xmins.length ? Math.min(...xmins) : undefined;
+      const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, fromXid, MAX_CHANGES, reads);
+      const skip = boundary ? offset - boundary.offset : offset;
+      // Everything the statement's text depends on (drizzle leaves out `offset 0`).
+      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined, skip === 0];
+      const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
+      const select = selectView(this.db, resource.table, resource.listView ?? resource.view, extra);
+      const name = statementName('page', shape);
+      let rows: Record<string, unknown>[];
+      if (boundary) {
+        // A keyset step from a remembered row of this walk: only the rows between it and the page are skipped.
+        const from = descending ? sql`(${column}, ${resource.id}) <= (${boundary.param}, ${boundary.id})` : sql`(${column}, ${resource.id}) >= (${boundary.param}, ${boundary.id})`;
+        rows = await select.where(and(predicate?.sql, from)).orderBy(...order).limit(limit).offset(skip).prepare(name).execute();
+      } else if (deep) {
+        // Deferred join: the skipped rows are walked in the (covering) index alone, then only the page's rows are read.
+        const ids = this.db.select({ id: resource.id }).from(table).where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).as('page_ids');
+        rows = await select.innerJoin(ids, eq(resource.id, (ids as SelectQuery).id)).orderBy(...order).prepare(name).execute();
+      } else {
+        rows = await select.where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).prepare(name).execute();
+      }
+      const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
+      const snapshot = parseSnapshot(String(first.__snapshot));
+      const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
+      const head = deep && rows.length ? { sort: JSON.parse(String(rows[0].__sort)) as unknown, id: String(rows[0].__key) } : undefined;
+      for (const row of rows) {
+        delete row.__snapshot;
+        delete row.__changes;
+        delete row.__sort;
+        delete row.__key;
+      }
+      return { rows, snapshot, logged, head };
+    };
+
+    const keyset = deep && column.notNull;
+    let boundary = keyset ? this.boundaries.nearest(walk, offset) : undefined;
+    let result = await read(boundary);
+    // Rows written before the remembered one since it was remembered move it: follow it once, else read by offset.
+    for (let attempt = 0; boundary; attempt++) {
+      const shift = result.logged && this.boundaries.shift(boundary, result.snapshot, result.logged, predicate, column, resource.id, descending);
+      if (shift === 0) {
+        boundary.snapshot = result.snapshot;
+        break;
+      }
+      this.boundaries.forget(walk, boundary);
+      boundary = shift !== undefined && attempt === 0 && boundary.offset + shift >= 0 && boundary.offset + shift <= offset ? { ...boundary, offset: boundary.offset + shift, snapshot: result.snapshot } : undefined;
+      if (boundary) this.boundaries.remember(walk, boundary);
+      result = await read(boundary);
+    }
+    if (keyset && result.head) this.boundaries.remember(walk, { offset, sort: result.head.sort, param: String(result.head.sort), id: result.head.id, snapshot: result.snapshot });
+
+    const { rows, snapshot, logged } = result;
     const total = (logged && this.bringForward(key, known, snapshot, logged, predicate)) ?? (await this.countSeeing(key, resource, predicate, snapshot));
     return { data: rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
   }
