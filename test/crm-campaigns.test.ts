@@ -2,8 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs } from '../src/db/schema/index.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
-import { startCaptureServer, waitFor } from './crm-smtp-capture.js';
+import { createTestApp, createUser, type TestContext, waitFor } from './helpers.js';
+import { startCaptureServer } from './crm-smtp-capture.js';
 
 let ctx: TestContext;
 let smtp: Awaited<ReturnType<typeof startCaptureServer>>;
