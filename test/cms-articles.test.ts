@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { excerptOf, plainText } from '../src/modules/cms/articles.js';
 import { createTestApp, createUser, type TestContext } from './helpers.js';
-import { expectLogs, sleep, UNKNOWN_ID } from './cms-helpers.js';
+import { expectLogs, UNKNOWN_ID } from './cms-helpers.js';
 
 let ctx: TestContext;
 let editor: Awaited<ReturnType<typeof createUser>>;
@@ -46,7 +46,6 @@ describe('articles', () => {
     expect(item).not.toHaveProperty('content');
     expect(item).not.toHaveProperty('updated_at');
 
-    await sleep(5);
     expect((await call('PATCH', `/api/cms/articles/${id}`, { seo_title: 'SEO', published: true })).statusCode).toBe(200);
     const after = (await call('GET', `/api/cms/articles/${id}`)).json();
     expect(after).toMatchObject({ seo_title: 'SEO', published: true, title: d.title, slug: d.slug, excerpt: d.excerpt, content: d.content });
@@ -91,9 +90,7 @@ describe('articles', () => {
 
   test('list: type, published, tag filters; q over title and excerpt; sorts; pagination', async () => {
     const a = await create({ title: 'Alpha announcement', content: 'Body', type: 'announcement', tags: ['x', 'shared'], published: true });
-    await sleep(3);
     const b = await create({ title: 'Beta blog', content: 'Body', type: 'blog', tags: ['shared'], excerpt: 'mentions zeppelins' });
-    await sleep(3);
     const c = await create({ title: 'Gamma blog', content: 'Body with zeppelins only in content', type: 'blog', excerpt: 'plain' });
 
     const ids = (url: string) => call('GET', url).then((r) => {

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { galleryImages, inventoryUnits } from '../src/db/schema/index.js';
 import { createTestApp, createUser, type TestContext } from './helpers.js';
-import { expectLogs, logsOf, sleep, UNKNOWN_ID } from './cms-helpers.js';
+import { expectLogs, logsOf, UNKNOWN_ID } from './cms-helpers.js';
 
 let ctx: TestContext;
 let editor: Awaited<ReturnType<typeof createUser>>;
@@ -58,7 +58,6 @@ describe('projects: lifecycle', () => {
     const item = list.json().data.find((p: any) => p.id === id);
     expect(Object.keys(item).sort()).toEqual([...LIST_FIELDS].sort());
 
-    await sleep(5);
     const patch = await call('PATCH', `/api/cms/projects/${id}`, { stage: 'ready for occupancy', published: true });
     expect(patch.statusCode).toBe(200);
     expect(patch.json()).toEqual({ message: expect.any(String) });
@@ -188,7 +187,6 @@ describe('projects: lists', () => {
       ['Mid Plaza', 'on-hold', 'mixed-use', 'Pasig Lakeside'],
     ] as const) {
       ids[name] = await create({ name, status, type, location, description: 'secret-detail-text' });
-      await sleep(3);
     }
   });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { activityLogs, users } from '../src/db/schema/index.js';
 import { ensureFirstAdmin } from '../src/modules/iam/users.js';
-import { createTestApp, createTestDatabase, createUser, login, testConfig, type TestContext } from './helpers.js';
+import { createTestApp, createTestDatabase, createUser, eventually, login, testConfig, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;
@@ -31,14 +31,10 @@ async function createViaApi(fields: Record<string, unknown> = {}) {
 
 async function outboxMailTo(address: string, timeoutMs = 5000): Promise<string> {
   const dir = join(ctx.config.dataDir, 'outbox');
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  return eventually(() => {
     const files = (() => { try { return readdirSync(dir); } catch { return []; } })().filter((f) => f.endsWith('.eml'));
-    const found = files.map((f) => readFileSync(join(dir, f), 'utf8')).find((text) => text.includes(`To: ${address}`));
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${address}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return files.map((f) => readFileSync(join(dir, f), 'utf8')).find((text) => text.includes(`To: ${address}`));
+  }, `a mail to ${address}`, timeoutMs);
 }
 
 describe('create', () => {
@@ -148,7 +144,6 @@ describe('update', () => {
   test('only sent fields change; updatedAt moves', async () => {
     const { id } = await createViaApi({ name: 'Patch Me', image: 'uploads/a.png' });
     const before = (await call('GET', `/api/iam/users/${id}`)).json();
-    await new Promise((r) => setTimeout(r, 5));
     const res = await call('PATCH', `/api/iam/users/${id}`, { name: 'Patched', emailVerified: true });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ message: expect.any(String) });
