@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LOG_REDACTIONS } from '../src/app.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { createTestApp, createUser, eventually, type TestContext } from './helpers.js';
 
 /** Every line the app's pino logger writes. */
 const lines: string[] = [];
@@ -42,8 +42,7 @@ const sessionCookie = (header: string | string[] | number | undefined) =>
 
 async function outboxToken(email: string): Promise<string> {
   const dir = join(ctx.config.dataDir, 'outbox');
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  return eventually(() => {
     const files = existsSync(dir) ? readdirSync(dir) : [];
     for (const file of files) {
       const raw = readFileSync(join(dir, file), 'utf8');
@@ -53,9 +52,8 @@ async function outboxToken(email: string): Promise<string> {
       const match = /reset-password\?token=([A-Za-z0-9_-]+)/.exec(text);
       if (match) return match[1];
     }
-    if (Date.now() > deadline) throw new Error(`no reset mail for ${email}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return undefined;
+  }, `a reset mail for ${email}`);
 }
 
 test('no password, session token, reset token, TOTP secret or backup code is ever logged', async () => {

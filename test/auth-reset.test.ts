@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { verifications } from '../src/db/schema/index.js';
-import { createTestApp, createUser, login, type TestContext } from './helpers.js';
+import { createTestApp, createUser, eventually, login, type TestContext } from './helpers.js';
 
 const BASE_URL = 'http://localhost:3000';
 const LINK = /http:\/\/localhost:3000\/reset-password\?token=([^\s"'<>&]+)/;
@@ -78,16 +78,6 @@ function tokenOf(mail: Mail): string {
   const inHtml = LINK.exec(mail.html);
   expect(inHtml?.[1]).toBe(inText![1]);
   return decodeURIComponent(inText![1]);
-}
-
-async function eventually<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Mails in the outbox, read once each (`seen` remembers the files already taken). */
