@@ -1,8 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, departments } from '../src/db/schema/index.js';
-import { bumpVersion } from '../src/data/changes.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { createTestApp, createUser, type TestContext, touched } from './helpers.js';
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;
@@ -142,7 +141,7 @@ describe('activity log endpoints', () => {
         .returning({ id: activityLogs.id });
       ids[key] = inserted.id;
     }
-    await bumpVersion(own.database.db, 'activity_logs');
+    await touched(own.database, 'activity_logs');
   });
   afterAll(async () => {
     await own?.close();

@@ -4,12 +4,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { App } from '../src/app.js';
 import { collectionVersions, LEAD_STATUSES, leads } from '../src/db/schema/index.js';
-import { bumpVersion } from '../src/data/changes.js';
 import { equals, is } from '../src/data/filters.js';
 import { defineResource } from '../src/data/resource.js';
 import { listQuerySchema } from '../src/http/list-query.js';
 import { IdParams, Nullable, RequiredText, Strict, StringEnum } from '../src/http/schemas.js';
-import { countQueries, createTestApp, type TestContext } from './helpers.js';
+import { countQueries, createTestApp, type TestContext, touched } from './helpers.js';
 
 // Throwaway routes over the real `leads` table: they exercise the shared list machinery and error handling the
 // way every resource route will, without depending on any resource module.
@@ -83,7 +82,7 @@ beforeAll(async () => {
   }));
   // Direct inserts bypass the change version; every real mutation bumps it in its transaction, so do the same.
   await ctx.database.db.insert(leads).values(seeded as any);
-  await bumpVersion(ctx.database.db, 'leads');
+  await touched(ctx.database, 'leads');
 });
 afterAll(async () => {
   await ctx?.close();
@@ -199,7 +198,7 @@ describe('exact totals are cached until the collection changes', () => {
   const COUNT = /count\(\*\)/i;
 
   test('identical lists without a write in between count once; a write makes the next total exact', async () => {
-    await bumpVersion(ctx.database.db, 'leads'); // start from a version nothing has been counted for
+    await touched(ctx.database, 'leads'); // start from a version nothing has been counted for
     let first: ListBody | undefined;
     let second: ListBody | undefined;
     expect(await countQueries(ctx.database, COUNT, async () => {
@@ -213,7 +212,7 @@ describe('exact totals are cached until the collection changes', () => {
     const added = uuidv7();
     await ctx.database.db.transaction(async (tx) => {
       await tx.insert(leads).values({ id: added, first_name: 'New', last_name: 'Comer', email: 'newcomer@example.com' });
-      await bumpVersion(tx, 'leads');
+      await touched(tx, 'leads');
     });
     let afterInsert: ListBody | undefined;
     expect(await countQueries(ctx.database, COUNT, async () => {
@@ -235,7 +234,7 @@ describe('exact totals are cached until the collection changes', () => {
     // Update moves a lead from new to contacted: both totals change.
     await ctx.database.db.transaction(async (tx) => {
       await tx.update(leads).set({ status: 'contacted' }).where(eq(leads.id, added));
-      await bumpVersion(tx, 'leads');
+      await touched(tx, 'leads');
     });
     expect((await list('?status=new')).pagination.total).toBe(5);
     expect((await list('?status=contacted')).pagination.total).toBe(6);
@@ -244,7 +243,7 @@ describe('exact totals are cached until the collection changes', () => {
     // Delete.
     await ctx.database.db.transaction(async (tx) => {
       await tx.delete(leads).where(inArray(leads.id, [added, seeded[5].id]));
-      await bumpVersion(tx, 'leads');
+      await touched(tx, 'leads');
     });
     expect((await list('?status=contacted')).pagination).toEqual({ page: 1, limit: 10, total: 4, totalPages: 1 });
     expect((await list('')).pagination.total).toBe(24);
@@ -253,7 +252,7 @@ describe('exact totals are cached until the collection changes', () => {
     // Put the deleted seed row back for any later test.
     await ctx.database.db.transaction(async (tx) => {
       await tx.insert(leads).values(seeded[5] as any);
-      await bumpVersion(tx, 'leads');
+      await touched(tx, 'leads');
     });
     expect((await list('')).pagination.total).toBe(25);
   });
