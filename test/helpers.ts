@@ -182,20 +182,26 @@ export type Reply = LightMyRequestResponse;
 
 /**
  * Requests to the app as `who`: `as(ctx, user).get(url)`, `.post(url, body)`, `.patch(url, body)`, `.put(url, body)`,
- * `.delete(url)`. `headers` go with every request of this client; each method takes more headers last.
- * Answers are the inject responses (`.statusCode`, `.headers`, `.body`, `.json<T>()`).
+ * `.delete(url)`, or `.request(method, url, body)`. `options.headers` go with every request of this client (each method takes more headers last),
+ * `options.remoteAddress` is the client's address. Answers are the inject responses (`.statusCode`, `.headers`,
+ * `.body`, `.json<T>()`).
  */
-export function as(ctx: { app: App }, who: Who, headers: Headers = {}) {
+export function as(ctx: { app: App }, who: Who, options: { headers?: Headers; remoteAddress?: string } = {}) {
   const token = typeof who === 'string' ? who : 'token' in who ? who.token : undefined;
   const session: Headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
   const send = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Headers = {}): Promise<Reply> =>
-    ctx.app.inject({ method, url, payload: payload as string | object | undefined, headers: { ...session, ...headers, ...extra } });
+    ctx.app.inject({
+      method, url, payload: payload as string | object | Buffer | undefined, headers: { ...session, ...options.headers, ...extra },
+      ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
+    });
   return {
-    get: (url: string, extra?: Headers) => send('GET', url, undefined, extra),
-    post: (url: string, body?: unknown, extra?: Headers) => send('POST', url, body, extra),
-    patch: (url: string, body?: unknown, extra?: Headers) => send('PATCH', url, body, extra),
-    put: (url: string, body?: unknown, extra?: Headers) => send('PUT', url, body, extra),
-    delete: (url: string, extra?: Headers) => send('DELETE', url, undefined, extra),
+    get: (url: string, headers?: Headers) => send('GET', url, undefined, headers),
+    post: (url: string, body?: unknown, headers?: Headers) => send('POST', url, body, headers),
+    patch: (url: string, body?: unknown, headers?: Headers) => send('PATCH', url, body, headers),
+    put: (url: string, body?: unknown, headers?: Headers) => send('PUT', url, body, headers),
+    delete: (url: string, headers?: Headers) => send('DELETE', url, undefined, headers),
+    /** Any method, e.g. when a test goes through several. */
+    request: send,
   };
 }
 
