@@ -112,6 +112,7 @@ test('a campaign survives kill -9 mid-send: each recipient gets it once', async 
   }
   await waitFor(() => received() === RECIPIENTS, 120_000, 'every recipient after the restart');
   await waitFor(async () => (await api('GET', `/api/crm/campaigns/${campaign.body.id}`, token)).body.deliveries?.pending === 0, 30_000, 'no pending delivery');
+  // A quiet second: a copy still on its way (a resend nobody waits for) would arrive now and be counted below.
   await new Promise((r) => setTimeout(r, 1000));
 
   const detail = await api('GET', `/api/crm/campaigns/${campaign.body.id}`, token);

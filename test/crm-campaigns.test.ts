@@ -58,6 +58,7 @@ describe('campaigns', () => {
     expect((await detail(id))).toMatchObject({ status: 'sent' });
     await waitFor(() => subscribed.every((e) => smtp.to(e).length > 0), 20_000, 'every subscriber to get the campaign');
     await waitFor(async () => (await detail(id)).deliveries.sent === 5, 5_000, 'deliveries marked sent');
+    // A quiet half second: a second copy to anyone (a duplicate delivery job) would arrive now and fail below.
     await new Promise((r) => setTimeout(r, 500));
     for (const email of subscribed) expect(smtp.to(email)).toHaveLength(1);
     expect(smtp.to(unsubscribedAddress)).toHaveLength(0);
