@@ -1,14 +1,22 @@
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './test/sequencer.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Migrates once per run; every test database is a copy of that template.
+    globalSetup: ['test/global-setup.ts'],
+    // The service's clock ticks forward on every reading (no sleeping to order timestamps).
+    setupFiles: ['test/setup.ts'],
     pool: 'forks',
+    // Files share their worker's module cache: each builds its own app on its own database, so nothing leaks,
+    // and the service's modules load once per worker instead of once per file.
+    isolate: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Each test file builds its own app on its own fresh database (PGlite in memory, or a new PostgreSQL database).
     fileParallelism: true,
     maxWorkers: 2,
     minWorkers: 1,
+    sequence: { sequencer: SlowestFirst },
   },
 });

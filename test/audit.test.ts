@@ -1,12 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, departments } from '../src/db/schema/index.js';
-import { touch } from '../src/data/changes.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext, touched } from './helpers.js';
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;
 const UA = 'audit-test-agent/1.0';
+/** Requests of the admin, with a user agent the logs must record. */
+const agent = { headers: { 'user-agent': UA } };
 
 beforeAll(async () => {
   ctx = await createTestApp();
@@ -16,15 +17,13 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) =>
-  ctx.app.inject({ method, url, payload, headers: { ...admin.headers, 'user-agent': UA, ...headers } });
 
 const logsOf = (resourceId: string, c: TestContext = ctx) =>
   c.database.db.select().from(activityLogs).where(eq(activityLogs.resource_id, resourceId)).orderBy(activityLogs.created_at);
 
 describe('mutations leave exactly one log each', () => {
   test('department create, patch (changed fields only), delete', async () => {
-    const created = await call('POST', '/api/iam/departments', { name: 'Audited' });
+    const created = await as(ctx, admin, agent).post('/api/iam/departments', { name: 'Audited' });
     const id = created.json().id;
     let logs = await logsOf(id);
     expect(logs).toHaveLength(1);
@@ -33,24 +32,24 @@ describe('mutations leave exactly one log each', () => {
       changes: { before: {}, after: { id, name: 'Audited' } }, ip_address: '127.0.0.1', user_agent: UA,
     });
 
-    expect((await call('PATCH', `/api/iam/departments/${id}`, { name: 'Audited Renamed' })).statusCode).toBe(200);
+    expect((await as(ctx, admin, agent).patch(`/api/iam/departments/${id}`, { name: 'Audited Renamed' })).statusCode).toBe(200);
     logs = await logsOf(id);
     expect(logs).toHaveLength(2);
     expect(logs[1]).toMatchObject({ user_id: admin.id, action: 'update', resource: 'departments', changes: { before: { name: 'Audited' }, after: { name: 'Audited Renamed' } } });
     // Only the changed field: not the id, not the timestamps.
     expect(Object.keys((logs[1].changes as any).after)).toEqual(['name']);
 
-    expect((await call('DELETE', `/api/iam/departments/${id}`)).statusCode).toBe(200);
+    expect((await as(ctx, admin, agent).delete(`/api/iam/departments/${id}`)).statusCode).toBe(200);
     logs = await logsOf(id);
     expect(logs).toHaveLength(3);
     expect(logs[2]).toMatchObject({ action: 'delete', resource: 'departments', changes: { before: { id, name: 'Audited Renamed' }, after: {} } });
   });
 
   test('user create, patch and delete are logged under resource users', async () => {
-    const res = await call('POST', '/api/iam/users', { email: 'logged@example.com', name: 'Logged', password: 'Str0ng!pass' });
+    const res = await as(ctx, admin, agent).post('/api/iam/users', { email: 'logged@example.com', name: 'Logged', password: 'Str0ng!pass' });
     const id = res.json().id;
-    expect((await call('PATCH', `/api/iam/users/${id}`, { name: 'Logged Again', image: 'uploads/x.png' })).statusCode).toBe(200);
-    expect((await call('DELETE', `/api/iam/users/${id}`)).statusCode).toBe(200);
+    expect((await as(ctx, admin, agent).patch(`/api/iam/users/${id}`, { name: 'Logged Again', image: 'uploads/x.png' })).statusCode).toBe(200);
+    expect((await as(ctx, admin, agent).delete(`/api/iam/users/${id}`)).statusCode).toBe(200);
     const logs = await logsOf(id);
     expect(logs.map((l) => [l.action, l.resource, l.module])).toEqual([['create', 'users', 'iam'], ['update', 'users', 'iam'], ['delete', 'users', 'iam']]);
     expect(logs[0].changes).toMatchObject({ after: { email: 'logged@example.com', name: 'Logged', emailVerified: false } });
@@ -59,21 +58,21 @@ describe('mutations leave exactly one log each', () => {
   });
 
   test('a failed mutation leaves no log', async () => {
-    await call('POST', '/api/iam/departments', { name: 'Taken' });
+    await as(ctx, admin, agent).post('/api/iam/departments', { name: 'Taken' });
     const before = await ctx.database.db.select().from(activityLogs);
-    expect((await call('POST', '/api/iam/departments', { name: 'TAKEN' })).statusCode).toBe(409);
-    expect((await call('POST', '/api/iam/users', { email: admin.email, name: 'Dup', password: 'Str0ng!pass' })).statusCode).toBe(409);
-    expect((await call('PATCH', '/api/iam/departments/0190a0a0-0000-7000-8000-000000000009', { name: 'Nobody' })).statusCode).toBe(404);
-    expect((await call('DELETE', `/api/iam/users/${admin.id}`)).statusCode).toBe(409);
+    expect((await as(ctx, admin, agent).post('/api/iam/departments', { name: 'TAKEN' })).statusCode).toBe(409);
+    expect((await as(ctx, admin, agent).post('/api/iam/users', { email: admin.email, name: 'Dup', password: 'Str0ng!pass' })).statusCode).toBe(409);
+    expect((await as(ctx, admin, agent).patch('/api/iam/departments/0190a0a0-0000-7000-8000-000000000009', { name: 'Nobody' })).statusCode).toBe(404);
+    expect((await as(ctx, admin, agent).delete(`/api/iam/users/${admin.id}`)).statusCode).toBe(409);
     expect(await ctx.database.db.select().from(activityLogs)).toHaveLength(before.length);
   });
 
   test('no password or hash ever appears in changes', async () => {
     const password = 'Pl4in!Secret';
-    const res = await call('POST', '/api/iam/users', { email: 'secretive@example.com', name: 'Secretive', password });
+    const res = await as(ctx, admin, agent).post('/api/iam/users', { email: 'secretive@example.com', name: 'Secretive', password });
     const id = res.json().id;
     const newPassword = 'N3w!Secret';
-    expect((await call('PATCH', `/api/iam/users/${id}`, { password: newPassword })).statusCode).toBe(200);
+    expect((await as(ctx, admin, agent).patch(`/api/iam/users/${id}`, { password: newPassword })).statusCode).toBe(200);
     const logs = await logsOf(id);
     expect(logs).toHaveLength(2);
     expect(logs[1].action).toBe('update');
@@ -89,10 +88,7 @@ test('with TRUST_PROXY=true the X-Forwarded-For address is recorded', async () =
   const own = await createTestApp({ TRUST_PROXY: 'true' });
   try {
     const user = await createUser(own, { iam: 'rw' });
-    const res = await own.app.inject({
-      method: 'POST', url: '/api/iam/departments', payload: { name: 'Proxied' },
-      headers: { ...user.headers, 'x-forwarded-for': '203.0.113.7', 'user-agent': UA },
-    });
+    const res = await as(own, user, { headers: { 'x-forwarded-for': '203.0.113.7', 'user-agent': UA } }).post('/api/iam/departments', { name: 'Proxied' });
     expect(res.statusCode).toBe(201);
     const [log] = await logsOf(res.json().id, own);
     expect(log).toMatchObject({ ip_address: '203.0.113.7', user_agent: UA, user_id: user.id });
@@ -106,12 +102,12 @@ test('a failing audit insert rolls the change back', async () => {
   try {
     const user = await createUser(own, { iam: 'rw' });
     await own.database.execute(`alter table activity_logs add constraint reject_departments check (resource <> 'departments')`);
-    const res = await own.app.inject({ method: 'POST', url: '/api/iam/departments', payload: { name: 'Doomed' }, headers: user.headers });
+    const res = await as(own, user).post('/api/iam/departments', { name: 'Doomed' });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ error: 'Internal server error', message: 'An unexpected error occurred' });
     expect(await own.database.db.select().from(departments).where(eq(departments.name, 'Doomed'))).toHaveLength(0);
     // Users are unaffected by the constraint: their change and log are kept together.
-    const created = await own.app.inject({ method: 'POST', url: '/api/iam/users', payload: { email: 'kept@example.com', name: 'Kept', password: 'Str0ng!pass' }, headers: user.headers });
+    const created = await as(own, user).post('/api/iam/users', { email: 'kept@example.com', name: 'Kept', password: 'Str0ng!pass' });
     expect(created.statusCode).toBe(201);
     expect(await logsOf(created.json().id, own)).toHaveLength(1);
   } finally {
@@ -142,14 +138,14 @@ describe('activity log endpoints', () => {
         .returning({ id: activityLogs.id });
       ids[key] = inserted.id;
     }
-    await touch(own.database.db, 'activity_logs');
+    await touched(own.database, 'activity_logs');
   });
   afterAll(async () => {
     await own?.close();
   });
 
   const list = async (query: string) => {
-    const res = await own.app.inject({ method: 'GET', url: `/api/iam/activity-logs?${query}`, headers: other.headers });
+    const res = await as(own, other).get(`/api/iam/activity-logs?${query}`);
     expect(res.statusCode, res.body).toBe(200);
     return res.json();
   };
@@ -160,7 +156,7 @@ describe('activity log endpoints', () => {
     expect(keys(await list('date_from=2025-03-02&date_to=2025-03-03'))).toEqual(['third', 'second']);
     expect(keys(await list('date_to=2025-03-02'))).toEqual(['second', 'lateFirst', 'early']);
     expect((await list('date_from=2025-03-02&date_to=2025-03-02')).pagination).toEqual({ page: 1, limit: 10, total: 1, totalPages: 1 });
-    const bad = await own.app.inject({ method: 'GET', url: '/api/iam/activity-logs?date_from=2025-13-45', headers: other.headers });
+    const bad = await as(own, other).get('/api/iam/activity-logs?date_from=2025-13-45');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().details.date_from).toEqual(expect.any(String));
   });
@@ -171,7 +167,7 @@ describe('activity log endpoints', () => {
     expect(keys(await list('action=create&date_to=2025-12-31&order=asc'))).toEqual(['early', 'third']);
     expect(keys(await list('module=cms&action=update'))).toEqual([]);
     for (const bad of ['sort=action', 'module=hr', 'action=read', 'user_id=x']) {
-      expect((await own.app.inject({ method: 'GET', url: `/api/iam/activity-logs?${bad}`, headers: other.headers })).statusCode).toBe(400);
+      expect((await as(own, other).get(`/api/iam/activity-logs?${bad}`)).statusCode).toBe(400);
     }
   });
 
@@ -183,18 +179,18 @@ describe('activity log endpoints', () => {
       resource: 'things', resource_id: '0190a0a0-0000-7000-8000-00000000000a', changes: { before: {}, after: { key: 'third' } },
       ip_address: '10.0.0.1', user_agent: 'fixture', created_at: '2025-03-03T00:00:00.000Z',
     });
-    const detail = await own.app.inject({ method: 'GET', url: `/api/iam/activity-logs/${ids.second}`, headers: other.headers });
+    const detail = await as(own, other).get(`/api/iam/activity-logs/${ids.second}`);
     expect(detail.statusCode).toBe(200);
     expect(detail.json()).toMatchObject({ id: ids.second, user: null, action: 'delete' });
-    expect((await own.app.inject({ method: 'GET', url: '/api/iam/activity-logs/0190a0a0-0000-7000-8000-00000000000b', headers: other.headers })).statusCode).toBe(404);
-    expect((await own.app.inject({ method: 'POST', url: '/api/iam/activity-logs', payload: {}, headers: other.headers })).statusCode).toBeGreaterThanOrEqual(404);
+    expect((await as(own, other).get('/api/iam/activity-logs/0190a0a0-0000-7000-8000-00000000000b')).statusCode).toBe(404);
+    expect((await as(own, other).post('/api/iam/activity-logs', {})).statusCode).toBeGreaterThanOrEqual(404);
 
     // A deleted actor keeps their name in the trail.
     const leaver = await createUser(own, { iam: 'rw' }, { name: 'Former Staff' });
-    const dept = await own.app.inject({ method: 'POST', url: '/api/iam/departments', payload: { name: 'Left Behind' }, headers: leaver.headers });
-    expect((await own.app.inject({ method: 'DELETE', url: `/api/iam/users/${leaver.id}`, headers: other.headers })).statusCode).toBe(200);
+    const dept = await as(own, leaver).post('/api/iam/departments', { name: 'Left Behind' });
+    expect((await as(own, other).delete(`/api/iam/users/${leaver.id}`)).statusCode).toBe(200);
     const [log] = await own.database.db.select({ id: activityLogs.id }).from(activityLogs).where(and(eq(activityLogs.resource_id, dept.json().id), eq(activityLogs.action, 'create')));
-    const kept = await own.app.inject({ method: 'GET', url: `/api/iam/activity-logs/${log.id}`, headers: other.headers });
+    const kept = await as(own, other).get(`/api/iam/activity-logs/${log.id}`);
     expect(kept.json().user).toMatchObject({ id: leaver.id, name: 'Former Staff' });
     const mine = await list(`user_id=${leaver.id}`);
     expect(mine.data.map((l: any) => l.user.name)).toEqual(['Former Staff']);

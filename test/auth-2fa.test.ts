@@ -1,6 +1,6 @@
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 type SetCookie = { name: string; value: string; attributes: Record<string, string | true> };
 
@@ -33,13 +33,10 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const post = (url: string, payload?: object, headers: Record<string, string> = {}) =>
-  ctx.app.inject({ method: 'POST', url, payload, headers });
-const getSession = (headers: Record<string, string> = {}) => ctx.app.inject({ method: 'GET', url: '/api/auth/session', headers });
 
 /** Signs in a two-factor user up to the challenge; returns the challenge cookie header. */
 async function challenge(email: string, password: string) {
-  const res = await post('/api/auth/login', { email, password });
+  const res = await as(ctx, none).post('/api/auth/login', { email, password });
   expect(res.statusCode).toBe(200);
   expect(res.json()).toEqual({ twoFactorRequired: true });
   expect(sessionCookieOf(res.headers['set-cookie'])).toBeUndefined();
@@ -51,11 +48,11 @@ async function challenge(email: string, password: string) {
 /** A user with two-factor enabled and confirmed. */
 async function twoFactorUser() {
   const user = await createUser(ctx);
-  const enabled = await post('/api/auth/two-factor/enable', { password: user.password }, user.headers);
+  const enabled = await as(ctx, user).post('/api/auth/two-factor/enable', { password: user.password });
   expect(enabled.statusCode).toBe(200);
   const { totpURI, backupCodes } = enabled.json() as { totpURI: string; backupCodes: string[] };
   const totp = OTPAuth.URI.parse(totpURI) as OTPAuth.TOTP;
-  const confirmed = await post('/api/auth/two-factor/confirm', { code: totp.generate() }, user.headers);
+  const confirmed = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate() });
   expect(confirmed.statusCode).toBe(200);
   return { ...user, totp, backupCodes };
 }
@@ -65,12 +62,12 @@ describe('two-factor, end to end', () => {
     const user = await createUser(ctx, { cms: 'r' });
 
     // Wrong password: 400 details.password, nothing enabled.
-    const wrong = await post('/api/auth/two-factor/enable', { password: 'Not-the-passw0rd' }, user.headers);
+    const wrong = await as(ctx, user).post('/api/auth/two-factor/enable', { password: 'Not-the-passw0rd' });
     expect(wrong.statusCode).toBe(400);
     expect(wrong.json().error).toBe('Validation error');
     expect(wrong.json().details).toHaveProperty('password');
 
-    const enabled = await post('/api/auth/two-factor/enable', { password: user.password }, user.headers);
+    const enabled = await as(ctx, user).post('/api/auth/two-factor/enable', { password: user.password });
     expect(enabled.statusCode).toBe(200);
     const body = enabled.json();
     expect(Object.keys(body).sort()).toEqual(['backupCodes', 'totpURI']);
@@ -86,29 +83,29 @@ describe('two-factor, end to end', () => {
     expect(totp.period).toBe(30);
 
     // Pending until confirmed: login stays plain, session says not enabled.
-    const plain = await post('/api/auth/login', { email: user.email, password: user.password });
+    const plain = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(plain.statusCode).toBe(200);
     expect(plain.json().session.token).toEqual(expect.any(String));
     expect(sessionCookieOf(plain.headers['set-cookie'])).toBeDefined();
-    expect((await getSession(user.headers)).json().user.twoFactorEnabled).toBe(false);
+    expect((await as(ctx, user).get('/api/auth/session')).json().user.twoFactorEnabled).toBe(false);
 
     // Confirm with a wrong code: refused, still pending.
-    const badConfirm = await post('/api/auth/two-factor/confirm', { code: totp.generate().startsWith('0') ? '111111' : '000000' }, user.headers);
+    const badConfirm = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate().startsWith('0') ? '111111' : '000000' });
     expect(badConfirm.statusCode).toBe(400);
-    expect((await post('/api/auth/login', { email: user.email, password: user.password })).json().session).toBeDefined();
+    expect((await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password })).json().session).toBeDefined();
 
-    const confirmed = await post('/api/auth/two-factor/confirm', { code: totp.generate() }, user.headers);
+    const confirmed = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate() });
     expect(confirmed.statusCode).toBe(200);
     expect(typeof confirmed.json().message).toBe('string');
 
     // The bearer token that confirmed still works and the session reports two-factor on.
-    const after = await getSession(user.headers);
+    const after = await as(ctx, user).get('/api/auth/session');
     expect(after.statusCode).toBe(200);
     expect(after.json().user.twoFactorEnabled).toBe(true);
     expect(after.json().permissions).toEqual([{ module: 'cms', can_read: true, can_write: false, can_delete: false }]);
 
     // Login now answers {twoFactorRequired: true}, with a challenge cookie (≤ 10 minutes) and no session.
-    const first = await post('/api/auth/login', { email: user.email, password: user.password });
+    const first = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(first.statusCode).toBe(200);
     expect(first.json()).toEqual({ twoFactorRequired: true });
     expect(sessionCookieOf(first.headers['set-cookie'])).toBeUndefined();
@@ -121,16 +118,16 @@ describe('two-factor, end to end', () => {
     expect(maxAge).toBeLessThanOrEqual(600);
     const challengeHeaders = { cookie: `${challengeCookie.name}=${challengeCookie.value}` };
     // The challenge cookie is not a session.
-    expect((await getSession(challengeHeaders)).statusCode).toBe(401);
+    expect((await as(ctx, none, { headers: challengeHeaders }).get('/api/auth/session')).statusCode).toBe(401);
 
     // Wrong code: 401 Invalid code, and the challenge survives it.
     const current = totp.generate();
-    const wrongCode = await post('/api/auth/verify-2fa', { code: current === '123456' ? '654321' : '123456' }, challengeHeaders);
+    const wrongCode = await as(ctx, none, { headers: challengeHeaders }).post('/api/auth/verify-2fa', { code: current === '123456' ? '654321' : '123456' });
     expect(wrongCode.statusCode).toBe(401);
     expect(wrongCode.json()).toEqual({ error: 'Invalid code' });
     expect(sessionCookieOf(wrongCode.headers['set-cookie'])).toBeUndefined();
 
-    const right = await post('/api/auth/verify-2fa', { code: totp.generate() }, challengeHeaders);
+    const right = await as(ctx, none, { headers: challengeHeaders }).post('/api/auth/verify-2fa', { code: totp.generate() });
     expect(right.statusCode).toBe(200);
     const signedIn = right.json();
     expect(signedIn.user).toEqual({ id: user.id, email: user.email, name: user.name });
@@ -140,49 +137,49 @@ describe('two-factor, end to end', () => {
     expect(sessionCookie!.attributes.httponly).toBe(true);
     expect(String(sessionCookie!.attributes.samesite).toLowerCase()).toBe('lax');
     expect(sessionCookie!.attributes.path).toBe('/');
-    expect((await getSession({ authorization: `Bearer ${signedIn.session.token}` })).statusCode).toBe(200);
-    expect((await getSession({ cookie: `${sessionCookie!.name}=${sessionCookie!.value}` })).statusCode).toBe(200);
+    expect((await as(ctx, signedIn.session.token).get('/api/auth/session')).statusCode).toBe(200);
+    expect((await as(ctx, none, { headers: { cookie: `${sessionCookie!.name}=${sessionCookie!.value}` } }).get('/api/auth/session')).statusCode).toBe(200);
 
     // Disable: wrong password refused, right password → login plain again.
-    const badDisable = await post('/api/auth/two-factor/disable', { password: 'Not-the-passw0rd' }, user.headers);
+    const badDisable = await as(ctx, user).post('/api/auth/two-factor/disable', { password: 'Not-the-passw0rd' });
     expect(badDisable.statusCode).toBe(400);
     expect(badDisable.json().details).toHaveProperty('password');
-    expect((await post('/api/auth/login', { email: user.email, password: user.password })).json()).toEqual({ twoFactorRequired: true });
+    expect((await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password })).json()).toEqual({ twoFactorRequired: true });
 
-    const disabled = await post('/api/auth/two-factor/disable', { password: user.password }, user.headers);
+    const disabled = await as(ctx, user).post('/api/auth/two-factor/disable', { password: user.password });
     expect(disabled.statusCode).toBe(200);
     expect(typeof disabled.json().message).toBe('string');
-    const again = await post('/api/auth/login', { email: user.email, password: user.password });
+    const again = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(again.statusCode).toBe(200);
     expect(again.json().user.id).toBe(user.id);
     expect(again.json().session.token).toEqual(expect.any(String));
     expect(sessionCookieOf(again.headers['set-cookie'])).toBeDefined();
-    expect((await getSession(user.headers)).json().user.twoFactorEnabled).toBe(false);
+    expect((await as(ctx, user).get('/api/auth/session')).json().user.twoFactorEnabled).toBe(false);
   });
 
   test('a cookie client keeps its session through enable, confirm and disable', async () => {
     const user = await createUser(ctx);
-    const signedIn = await post('/api/auth/login', { email: user.email, password: user.password });
+    const signedIn = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     const cookie = sessionCookieOf(signedIn.headers['set-cookie'])!;
     const headers = { cookie: `${cookie.name}=${cookie.value}` };
 
-    const enabled = await post('/api/auth/two-factor/enable', { password: user.password }, headers);
+    const enabled = await as(ctx, none, { headers }).post('/api/auth/two-factor/enable', { password: user.password });
     expect(enabled.statusCode).toBe(200);
-    expect((await getSession(headers)).statusCode).toBe(200);
+    expect((await as(ctx, none, { headers }).get('/api/auth/session')).statusCode).toBe(200);
 
     const totp = OTPAuth.URI.parse(enabled.json().totpURI) as OTPAuth.TOTP;
-    expect((await post('/api/auth/two-factor/confirm', { code: totp.generate() }, headers)).statusCode).toBe(200);
-    const afterConfirm = await getSession(headers);
+    expect((await as(ctx, none, { headers }).post('/api/auth/two-factor/confirm', { code: totp.generate() })).statusCode).toBe(200);
+    const afterConfirm = await as(ctx, none, { headers }).get('/api/auth/session');
     expect(afterConfirm.statusCode).toBe(200);
     expect(afterConfirm.json().user.twoFactorEnabled).toBe(true);
 
-    const disabled = await post('/api/auth/two-factor/disable', { password: user.password }, headers);
+    const disabled = await as(ctx, none, { headers }).post('/api/auth/two-factor/disable', { password: user.password });
     expect(disabled.statusCode).toBe(200);
-    const afterDisable = await getSession(headers);
+    const afterDisable = await as(ctx, none, { headers }).get('/api/auth/session');
     expect(afterDisable.statusCode).toBe(200);
     expect(afterDisable.json().user.twoFactorEnabled).toBe(false);
     // The bearer session created with the user is still there as well.
-    expect((await getSession(user.headers)).statusCode).toBe(200);
+    expect((await as(ctx, user).get('/api/auth/session')).statusCode).toBe(200);
   });
 
   test('the two-factor management endpoints need a session', async () => {
@@ -191,7 +188,7 @@ describe('two-factor, end to end', () => {
       ['/api/auth/two-factor/confirm', { code: '123456' }],
       ['/api/auth/two-factor/disable', { password: 'Passw0rd!' }],
     ] as const) {
-      const res = await post(url, payload);
+      const res = await as(ctx, none).post(url, payload);
       expect(res.statusCode, url).toBe(401);
       expect(res.json()).toEqual({ error: 'Authentication required' });
     }
@@ -200,35 +197,35 @@ describe('two-factor, end to end', () => {
   test('verify-2fa without a challenge cookie is 401 with an error', async () => {
     const user = await twoFactorUser();
     await challenge(user.email, user.password);
-    const res = await post('/api/auth/verify-2fa', { code: user.totp.generate() });
+    const res = await as(ctx, none).post('/api/auth/verify-2fa', { code: user.totp.generate() });
     expect(res.statusCode).toBe(401);
     expect(res.json().error).toEqual(expect.any(String));
     expect(sessionCookieOf(res.headers['set-cookie'])).toBeUndefined();
 
     // A session (bearer) is no substitute for the challenge.
-    const withSession = await post('/api/auth/verify-2fa', { code: user.totp.generate() }, user.headers);
+    const withSession = await as(ctx, user).post('/api/auth/verify-2fa', { code: user.totp.generate() });
     expect(withSession.statusCode).toBe(401);
 
     // A forged challenge cookie neither.
-    const forged = await post('/api/auth/verify-2fa', { code: user.totp.generate() }, { cookie: 'better-auth.two_factor=forged.value' });
+    const forged = await as(ctx, none, { headers: { cookie: 'better-auth.two_factor=forged.value' } }).post('/api/auth/verify-2fa', { code: user.totp.generate() });
     expect(forged.statusCode).toBe(401);
   });
 
   test('a challenge completes once: it cannot mint a second session', async () => {
     const user = await twoFactorUser();
     const { headers } = await challenge(user.email, user.password);
-    expect((await post('/api/auth/verify-2fa', { code: user.totp.generate() }, headers)).statusCode).toBe(200);
-    const replay = await post('/api/auth/verify-2fa', { code: user.totp.generate() }, headers);
+    expect((await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: user.totp.generate() })).statusCode).toBe(200);
+    const replay = await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: user.totp.generate() });
     expect(replay.statusCode).toBe(401);
   });
 
   test('the code of the previous and of the next 30-second step are accepted, older ones are not', async () => {
     const user = await twoFactorUser();
-    const previous = await post('/api/auth/verify-2fa', { code: user.totp.generate({ timestamp: Date.now() - 30_000 }) }, (await challenge(user.email, user.password)).headers);
+    const previous = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { code: user.totp.generate({ timestamp: Date.now() - 30_000 }) });
     expect(previous.statusCode).toBe(200);
     expect(previous.json().user.id).toBe(user.id);
 
-    const next = await post('/api/auth/verify-2fa', { code: user.totp.generate({ timestamp: Date.now() + 30_000 }) }, (await challenge(user.email, user.password)).headers);
+    const next = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { code: user.totp.generate({ timestamp: Date.now() + 30_000 }) });
     expect(next.statusCode).toBe(200);
 
     // Three steps back is outside the one-step tolerance (unless it collides with a valid code by chance).
@@ -236,7 +233,7 @@ describe('two-factor, end to end', () => {
     const stale = user.totp.generate({ timestamp: Date.now() - 90_000 });
     const valid = [-1, 0, 1].map((step) => user.totp.generate({ timestamp: Date.now() + step * 30_000 }));
     if (!valid.includes(stale)) {
-      const res = await post('/api/auth/verify-2fa', { code: stale }, headers);
+      const res = await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: stale });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: 'Invalid code' });
     }
@@ -246,35 +243,35 @@ describe('two-factor, end to end', () => {
     const user = await twoFactorUser();
     const [first, second] = user.backupCodes;
 
-    const used = await post('/api/auth/verify-2fa', { backupCode: first }, (await challenge(user.email, user.password)).headers);
+    const used = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { backupCode: first });
     expect(used.statusCode).toBe(200);
     expect(used.json().user.id).toBe(user.id);
     expect(sessionCookieOf(used.headers['set-cookie'])).toBeDefined();
-    expect((await getSession({ authorization: `Bearer ${used.json().session.token}` })).statusCode).toBe(200);
+    expect((await as(ctx, used.json().session.token).get('/api/auth/session')).statusCode).toBe(200);
 
-    const reused = await post('/api/auth/verify-2fa', { backupCode: first }, (await challenge(user.email, user.password)).headers);
+    const reused = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { backupCode: first });
     expect(reused.statusCode).toBe(401);
     expect(reused.json()).toEqual({ error: 'Invalid code' });
     expect(sessionCookieOf(reused.headers['set-cookie'])).toBeUndefined();
 
-    const bogus = await post('/api/auth/verify-2fa', { backupCode: 'not-a-backup-code' }, (await challenge(user.email, user.password)).headers);
+    const bogus = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { backupCode: 'not-a-backup-code' });
     expect(bogus.statusCode).toBe(401);
     expect(bogus.json()).toEqual({ error: 'Invalid code' });
 
-    const another = await post('/api/auth/verify-2fa', { backupCode: second }, (await challenge(user.email, user.password)).headers);
+    const another = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { backupCode: second });
     expect(another.statusCode).toBe(200);
   });
 
   test('verify-2fa needs exactly one of code and backupCode', async () => {
     const user = await twoFactorUser();
     const { headers } = await challenge(user.email, user.password);
-    const neither = await post('/api/auth/verify-2fa', {}, headers);
+    const neither = await as(ctx, none, { headers }).post('/api/auth/verify-2fa', {});
     expect(neither.statusCode).toBe(400);
     expect(neither.json().error).toBe('Validation error');
-    const both = await post('/api/auth/verify-2fa', { code: user.totp.generate(), backupCode: user.backupCodes[0] }, headers);
+    const both = await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: user.totp.generate(), backupCode: user.backupCodes[0] });
     expect(both.statusCode).toBe(400);
     // Neither refusal used up the challenge.
-    expect((await post('/api/auth/verify-2fa', { code: user.totp.generate() }, headers)).statusCode).toBe(200);
+    expect((await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: user.totp.generate() })).statusCode).toBe(200);
   });
 
   test('two-factor login with the cookie of a different user challenge does not cross users', async () => {
@@ -284,9 +281,9 @@ describe('two-factor, end to end', () => {
     // Bob's code on Alice's challenge is (almost surely) wrong.
     const bobCode = bob.totp.generate();
     if (bobCode !== alice.totp.generate()) {
-      expect((await post('/api/auth/verify-2fa', { code: bobCode }, headers)).statusCode).toBe(401);
+      expect((await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: bobCode })).statusCode).toBe(401);
     }
-    const res = await post('/api/auth/verify-2fa', { code: alice.totp.generate() }, headers);
+    const res = await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code: alice.totp.generate() });
     expect(res.statusCode).toBe(200);
     expect(res.json().user.id).toBe(alice.id);
   });

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { verifications } from '../src/db/schema/index.js';
-import { createTestApp, createUser, login, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, eventually, login, none, type TestContext } from './helpers.js';
 
 const BASE_URL = 'http://localhost:3000';
 const LINK = /http:\/\/localhost:3000\/reset-password\?token=([^\s"'<>&]+)/;
@@ -78,16 +78,6 @@ function tokenOf(mail: Mail): string {
   const inHtml = LINK.exec(mail.html);
   expect(inHtml?.[1]).toBe(inText![1]);
   return decodeURIComponent(inText![1]);
-}
-
-async function eventually<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Mails in the outbox, read once each (`seen` remembers the files already taken). */
@@ -168,11 +158,11 @@ async function deadPort(): Promise<number> {
 }
 
 const forgot = (ctx: TestContext, email: string) =>
-  ctx.app.inject({ method: 'POST', url: '/api/auth/forgot-password', payload: { email } });
+  as(ctx, none).post('/api/auth/forgot-password', { email });
 const reset = (ctx: TestContext, token: string, password: string) =>
-  ctx.app.inject({ method: 'POST', url: '/api/auth/reset-password', payload: { token, password } });
+  as(ctx, none).post('/api/auth/reset-password', { token, password });
 const sessionStatus = async (ctx: TestContext, headers: Record<string, string>) =>
-  (await ctx.app.inject({ method: 'GET', url: '/api/auth/session', headers })).statusCode;
+  (await as(ctx, none, { headers }).get('/api/auth/session')).statusCode;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -216,7 +206,7 @@ describe('with the outbox (no SMTP_URL)', () => {
     const invalid = await forgot(ctx, 'not-an-address');
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().details).toHaveProperty('email');
-    const missing = await ctx.app.inject({ method: 'POST', url: '/api/auth/forgot-password', payload: {} });
+    const missing = await as(ctx, none).post('/api/auth/forgot-password', {});
     expect(missing.statusCode).toBe(400);
     expect(missing.json().details).toHaveProperty('email');
   });
@@ -225,7 +215,7 @@ describe('with the outbox (no SMTP_URL)', () => {
     const user = await createUser(ctx);
     // Two more signed-in clients: one by bearer, one by cookie.
     const bearer = { authorization: `Bearer ${await login(ctx, user.email, user.password)}` };
-    const signedIn = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
+    const signedIn = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     const setCookie = ([] as string[]).concat(signedIn.headers['set-cookie'] as string | string[]);
     const sessionCookie = setCookie.map((c) => c.split(';')[0]).find((c) => c.split('=')[0].endsWith('session_token'))!;
     const cookie = { cookie: sessionCookie };
@@ -256,9 +246,9 @@ describe('with the outbox (no SMTP_URL)', () => {
     expect(typeof done.json().message).toBe('string');
 
     for (const headers of [user.headers, bearer, cookie]) expect(await sessionStatus(ctx, headers)).toBe(401);
-    const old = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
+    const old = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(old.statusCode).toBe(401);
-    const fresh = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: NEW_PASSWORD } });
+    const fresh = await as(ctx, none).post('/api/auth/login', { email: user.email, password: NEW_PASSWORD });
     expect(fresh.statusCode).toBe(200);
     expect(fresh.json().user.id).toBe(user.id);
 
@@ -277,7 +267,7 @@ describe('with the outbox (no SMTP_URL)', () => {
       expect(res.json().error).toBe('Validation error');
       expect(res.json().details).toHaveProperty('token');
     }
-    const missing = await ctx.app.inject({ method: 'POST', url: '/api/auth/reset-password', payload: { password: NEW_PASSWORD } });
+    const missing = await as(ctx, none).post('/api/auth/reset-password', { password: NEW_PASSWORD });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().details).toHaveProperty('token');
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestApp, createUser, login, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, login, none, type TestContext } from './helpers.js';
 
 /** One Set-Cookie header, parsed: name, value and attributes (lower-cased names). */
 type SetCookie = { name: string; value: string; attributes: Record<string, string | true> };
@@ -31,14 +31,11 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const post = (url: string, payload?: object, headers: Record<string, string> = {}) =>
-  ctx.app.inject({ method: 'POST', url, payload, headers });
-const getSession = (headers: Record<string, string> = {}) => ctx.app.inject({ method: 'GET', url: '/api/auth/session', headers });
 
 describe('login', () => {
   test('answers {user, session} and sets an HttpOnly, SameSite=Lax, Path=/ session cookie without Secure in development', async () => {
     const user = await createUser(ctx, {}, { name: 'Login Shape' });
-    const res = await post('/api/auth/login', { email: user.email, password: user.password });
+    const res = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['session', 'user']);
@@ -64,15 +61,15 @@ describe('login', () => {
 
   test('e-mail addresses are compared case-insensitively', async () => {
     const user = await createUser(ctx);
-    const res = await post('/api/auth/login', { email: user.email.toUpperCase(), password: user.password });
+    const res = await as(ctx, none).post('/api/auth/login', { email: user.email.toUpperCase(), password: user.password });
     expect(res.statusCode).toBe(200);
     expect(res.json().user.email).toBe(user.email);
   });
 
   test('wrong password and unknown e-mail get the same 401 body and no session cookie', async () => {
     const user = await createUser(ctx);
-    const wrong = await post('/api/auth/login', { email: user.email, password: 'Wrong-passw0rd' });
-    const unknown = await post('/api/auth/login', { email: 'nobody-here@example.com', password: user.password });
+    const wrong = await as(ctx, none).post('/api/auth/login', { email: user.email, password: 'Wrong-passw0rd' });
+    const unknown = await as(ctx, none).post('/api/auth/login', { email: 'nobody-here@example.com', password: user.password });
     expect(wrong.statusCode).toBe(401);
     expect(unknown.statusCode).toBe(401);
     expect(wrong.json()).toEqual({ error: 'Invalid email or password' });
@@ -82,41 +79,41 @@ describe('login', () => {
   });
 
   test('missing fields are 400 Validation error naming the field', async () => {
-    const noPassword = await post('/api/auth/login', { email: 'someone@example.com' });
+    const noPassword = await as(ctx, none).post('/api/auth/login', { email: 'someone@example.com' });
     expect(noPassword.statusCode).toBe(400);
     expect(noPassword.json().error).toBe('Validation error');
     expect(noPassword.json().details).toHaveProperty('password');
 
-    const noEmail = await post('/api/auth/login', { password: 'Passw0rd!' });
+    const noEmail = await as(ctx, none).post('/api/auth/login', { password: 'Passw0rd!' });
     expect(noEmail.statusCode).toBe(400);
     expect(noEmail.json().error).toBe('Validation error');
     expect(noEmail.json().details).toHaveProperty('email');
 
-    const empty = await post('/api/auth/login', {});
+    const empty = await as(ctx, none).post('/api/auth/login', {});
     expect(empty.statusCode).toBe(400);
     expect(Object.keys(empty.json().details)).toEqual(expect.arrayContaining(['email', 'password']));
   });
 
   test('the session token works as a bearer token and the cookie works on its own', async () => {
     const user = await createUser(ctx);
-    const res = await post('/api/auth/login', { email: user.email, password: user.password });
+    const res = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     const { token } = res.json().session;
     const cookie = sessionCookieOf(res.headers['set-cookie'])!;
 
-    const byBearer = await getSession({ authorization: `Bearer ${token}` });
+    const byBearer = await as(ctx, token).get('/api/auth/session');
     expect(byBearer.statusCode).toBe(200);
     expect(byBearer.json().user.id).toBe(user.id);
 
-    const byCookie = await getSession({ cookie: `${cookie.name}=${cookie.value}` });
+    const byCookie = await as(ctx, none, { headers: { cookie: `${cookie.name}=${cookie.value}` } }).get('/api/auth/session');
     expect(byCookie.statusCode).toBe(200);
     expect(byCookie.json().user.id).toBe(user.id);
   });
 
   test('a made-up bearer token or cookie is 401', async () => {
-    const bearer = await getSession({ authorization: 'Bearer not-a-real-session-token' });
+    const bearer = await as(ctx, 'not-a-real-session-token').get('/api/auth/session');
     expect(bearer.statusCode).toBe(401);
     expect(bearer.json()).toEqual({ error: 'Authentication required' });
-    const cookie = await getSession({ cookie: 'better-auth.session_token=forged.signature' });
+    const cookie = await as(ctx, none, { headers: { cookie: 'better-auth.session_token=forged.signature' } }).get('/api/auth/session');
     expect(cookie.statusCode).toBe(401);
     expect(cookie.json()).toEqual({ error: 'Authentication required' });
   });
@@ -125,7 +122,7 @@ describe('login', () => {
 describe('GET /api/auth/session', () => {
   test('answers user, session and permissions as CONTRACT §4 says', async () => {
     const user = await createUser(ctx, { cms: 'rw', crm: 'r', iam: 'rwd' }, { name: 'Session Shape' });
-    const res = await getSession(user.headers);
+    const res = await as(ctx, user).get('/api/auth/session');
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['permissions', 'session', 'user']);
@@ -152,13 +149,13 @@ describe('GET /api/auth/session', () => {
 
   test('a user without grants gets an empty permissions list', async () => {
     const user = await createUser(ctx);
-    const res = await getSession(user.headers);
+    const res = await as(ctx, user).get('/api/auth/session');
     expect(res.statusCode).toBe(200);
     expect(res.json().permissions).toEqual([]);
   });
 
   test('without a session: 401 Authentication required', async () => {
-    const res = await getSession();
+    const res = await as(ctx, none).get('/api/auth/session');
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({ error: 'Authentication required' });
   });
@@ -167,38 +164,38 @@ describe('GET /api/auth/session', () => {
 describe('logout', () => {
   test('ends the session server-side: the old bearer token is 401 afterwards', async () => {
     const user = await createUser(ctx);
-    const res = await post('/api/auth/logout', undefined, user.headers);
+    const res = await as(ctx, user).post('/api/auth/logout');
     expect(res.statusCode).toBe(200);
     expect(typeof res.json().message).toBe('string');
-    expect((await getSession(user.headers)).statusCode).toBe(401);
+    expect((await as(ctx, user).get('/api/auth/session')).statusCode).toBe(401);
     // And the session is gone for good: logging out again is 401.
-    const again = await post('/api/auth/logout', undefined, user.headers);
+    const again = await as(ctx, user).post('/api/auth/logout');
     expect(again.statusCode).toBe(401);
   });
 
   test('with the cookie: clears the cookie and the old cookie is 401 afterwards', async () => {
     const user = await createUser(ctx);
-    const signedIn = await post('/api/auth/login', { email: user.email, password: user.password });
+    const signedIn = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     const cookie = sessionCookieOf(signedIn.headers['set-cookie'])!;
     const cookieHeader = { cookie: `${cookie.name}=${cookie.value}` };
-    expect((await getSession(cookieHeader)).statusCode).toBe(200);
+    expect((await as(ctx, none, { headers: cookieHeader }).get('/api/auth/session')).statusCode).toBe(200);
 
-    const res = await post('/api/auth/logout', undefined, cookieHeader);
+    const res = await as(ctx, none, { headers: cookieHeader }).post('/api/auth/logout');
     expect(res.statusCode).toBe(200);
     const cleared = sessionCookieOf(res.headers['set-cookie']);
     expect(cleared, 'logout clears the session cookie').toBeDefined();
     expect(cleared!.name).toBe(cookie.name);
     expect(cleared!.value === '' || cleared!.attributes['max-age'] === '0' || new Date(String(cleared!.attributes.expires)).getTime() <= Date.now()).toBe(true);
 
-    expect((await getSession(cookieHeader)).statusCode).toBe(401);
+    expect((await as(ctx, none, { headers: cookieHeader }).get('/api/auth/session')).statusCode).toBe(401);
     // The bearer form of the same session is dead too.
-    expect((await getSession({ authorization: `Bearer ${signedIn.json().session.token}` })).statusCode).toBe(401);
+    expect((await as(ctx, signedIn.json().session.token).get('/api/auth/session')).statusCode).toBe(401);
     // Other sessions of the user are untouched.
-    expect((await getSession(user.headers)).statusCode).toBe(200);
+    expect((await as(ctx, user).get('/api/auth/session')).statusCode).toBe(200);
   });
 
   test('without a session: 401', async () => {
-    const res = await post('/api/auth/logout');
+    const res = await as(ctx, none).post('/api/auth/logout');
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({ error: 'Authentication required' });
   });
@@ -206,11 +203,11 @@ describe('logout', () => {
 
 describe('no self-registration', () => {
   test.each(['/api/auth/sign-up/email', '/api/auth/sign-in/email'])('POST %s is 404', async (url) => {
-    const res = await post(url, { email: 'new-person@example.com', password: 'Passw0rd!', name: 'New Person' });
+    const res = await as(ctx, none).post(url, { email: 'new-person@example.com', password: 'Passw0rd!', name: 'New Person' });
     expect(res.statusCode).toBe(404);
     expect(res.json().error).toBe('Resource not found');
     // And nobody was created: that address cannot sign in.
-    const attempt = await post('/api/auth/login', { email: 'new-person@example.com', password: 'Passw0rd!' });
+    const attempt = await as(ctx, none).post('/api/auth/login', { email: 'new-person@example.com', password: 'Passw0rd!' });
     expect(attempt.statusCode).toBe(401);
   });
 });
@@ -218,7 +215,7 @@ describe('no self-registration', () => {
 describe('change-password', () => {
   test('wrong currentPassword is 400 details.currentPassword', async () => {
     const user = await createUser(ctx);
-    const res = await post('/api/auth/change-password', { currentPassword: 'Not-the-passw0rd', newPassword: 'N3w-Passw0rd!' }, user.headers);
+    const res = await as(ctx, user).post('/api/auth/change-password', { currentPassword: 'Not-the-passw0rd', newPassword: 'N3w-Passw0rd!' });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('Validation error');
     expect(res.json().details).toHaveProperty('currentPassword');
@@ -228,7 +225,7 @@ describe('change-password', () => {
 
   test.each(['short1!', 'alllowercase1!', 'ALLUPPERCASE1!', 'NoDigitsHere!', 'NoSpecial123'])('weak newPassword %s is 400 details.newPassword', async (weak) => {
     const user = await createUser(ctx);
-    const res = await post('/api/auth/change-password', { currentPassword: user.password, newPassword: weak }, user.headers);
+    const res = await as(ctx, user).post('/api/auth/change-password', { currentPassword: user.password, newPassword: weak });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('Validation error');
     expect(res.json().details).toHaveProperty('newPassword');
@@ -236,7 +233,7 @@ describe('change-password', () => {
   });
 
   test('without a session: 401', async () => {
-    const res = await post('/api/auth/change-password', { currentPassword: 'Passw0rd!', newPassword: 'N3w-Passw0rd!' });
+    const res = await as(ctx, none).post('/api/auth/change-password', { currentPassword: 'Passw0rd!', newPassword: 'N3w-Passw0rd!' });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({ error: 'Authentication required' });
   });
@@ -244,21 +241,20 @@ describe('change-password', () => {
   test('success: the calling session stays valid, the other sessions end, the new password works', async () => {
     const user = await createUser(ctx);
     const otherToken = await login(ctx, user.email, user.password);
-    const other = { authorization: `Bearer ${otherToken}` };
-    expect((await getSession(other)).statusCode).toBe(200);
+    expect((await as(ctx, otherToken).get('/api/auth/session')).statusCode).toBe(200);
 
-    const res = await post('/api/auth/change-password', { currentPassword: user.password, newPassword: 'Changed-Passw0rd!' }, user.headers);
+    const res = await as(ctx, user).post('/api/auth/change-password', { currentPassword: user.password, newPassword: 'Changed-Passw0rd!' });
     expect(res.statusCode).toBe(200);
     expect(typeof res.json().message).toBe('string');
 
-    const mine = await getSession(user.headers);
+    const mine = await as(ctx, user).get('/api/auth/session');
     expect(mine.statusCode).toBe(200);
     expect(mine.json().user.id).toBe(user.id);
-    expect((await getSession(other)).statusCode).toBe(401);
+    expect((await as(ctx, otherToken).get('/api/auth/session')).statusCode).toBe(401);
 
-    const oldPassword = await post('/api/auth/login', { email: user.email, password: user.password });
+    const oldPassword = await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(oldPassword.statusCode).toBe(401);
-    const newPassword = await post('/api/auth/login', { email: user.email, password: 'Changed-Passw0rd!' });
+    const newPassword = await as(ctx, none).post('/api/auth/login', { email: user.email, password: 'Changed-Passw0rd!' });
     expect(newPassword.statusCode).toBe(200);
     expect(newPassword.json().user.id).toBe(user.id);
   });
@@ -275,7 +271,7 @@ describe('in production', () => {
 
   test('the session cookie is Secure (HttpOnly, SameSite=Lax, Path=/ still) and it and the bearer token work', async () => {
     const user = await createUser(prod);
-    const res = await prod.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
+    const res = await as(prod, none).post('/api/auth/login', { email: user.email, password: user.password });
     expect(res.statusCode).toBe(200);
     const cookie = sessionCookieOf(res.headers['set-cookie']);
     expect(cookie).toBeDefined();
@@ -284,9 +280,9 @@ describe('in production', () => {
     expect(String(cookie!.attributes.samesite).toLowerCase()).toBe('lax');
     expect(cookie!.attributes.path).toBe('/');
 
-    const byCookie = await prod.app.inject({ method: 'GET', url: '/api/auth/session', headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
+    const byCookie = await as(prod, none, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } }).get('/api/auth/session');
     expect(byCookie.statusCode).toBe(200);
-    const byBearer = await prod.app.inject({ method: 'GET', url: '/api/auth/session', headers: { authorization: `Bearer ${res.json().session.token}` } });
+    const byBearer = await as(prod, res.json().session.token).get('/api/auth/session');
     expect(byBearer.statusCode).toBe(200);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { App } from '../src/app.js';
 import { moduleRoutes } from '../src/auth/guard.js';
 import { IdParams, Strict } from '../src/http/schemas.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 // crm resources are built elsewhere: throwaway crm routes exercise the same guard.
 const crmRoutes = moduleRoutes('crm', async (app: App) => {
@@ -25,14 +25,13 @@ afterAll(async () => {
 });
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-const inject = (method: Method, url: string, headers: Record<string, string> = {}, payload?: object) => ctx.app.inject({ method, url, headers, payload });
 
 /** Per module: a fresh record to PATCH/DELETE each time, and valid requests for each method. */
 const targets: Record<'cms' | 'crm' | 'iam', { base: string; body: () => object; fresh: () => Promise<string> }> = {
   cms: {
     base: '/api/cms/amenities',
     body: () => ({ name: `Pool ${Math.random()}` }),
-    fresh: async () => (await inject('POST', '/api/cms/amenities', admin.headers, { name: `Gym ${Math.random()}` })).json().id,
+    fresh: async () => (await as(ctx, admin).post('/api/cms/amenities', { name: `Gym ${Math.random()}` })).json().id,
   },
   crm: {
     base: '/api/crm/guard-probe',
@@ -42,7 +41,7 @@ const targets: Record<'cms' | 'crm' | 'iam', { base: string; body: () => object;
   iam: {
     base: '/api/iam/departments',
     body: () => ({ name: `Dept ${Math.random()}` }),
-    fresh: async () => (await inject('POST', '/api/iam/departments', admin.headers, { name: `Dept ${Math.random()}` })).json().id,
+    fresh: async () => (await as(ctx, admin).post('/api/iam/departments', { name: `Dept ${Math.random()}` })).json().id,
   },
 };
 
@@ -60,15 +59,15 @@ describe.each(['cms', 'crm', 'iam'] as const)('%s module', (module) => {
     const user = await createUser(ctx, { ...others, ...(letters ? { [module]: letters } : {}) });
     const { base, body, fresh } = targets[module];
     const statuses: Record<Method, number> = {
-      GET: (await inject('GET', base, user.headers)).statusCode,
-      POST: (await inject('POST', base, user.headers, body())).statusCode,
-      PATCH: (await inject('PATCH', `${base}/${await fresh()}`, user.headers, body())).statusCode,
-      DELETE: (await inject('DELETE', `${base}/${await fresh()}`, user.headers)).statusCode,
+      GET: (await as(ctx, user).get(base)).statusCode,
+      POST: (await as(ctx, user).post(base, body())).statusCode,
+      PATCH: (await as(ctx, user).patch(`${base}/${await fresh()}`, body())).statusCode,
+      DELETE: (await as(ctx, user).delete(`${base}/${await fresh()}`)).statusCode,
     };
     expect(statuses).toEqual(expected[letters]);
     const denied = (Object.keys(statuses) as Method[]).find((m) => expected[letters][m] === 403);
     if (denied) {
-      const res = await inject(denied, denied === 'GET' || denied === 'POST' ? base : `${base}/${await fresh()}`, user.headers, denied === 'POST' || denied === 'PATCH' ? body() : undefined);
+      const res = await as(ctx, user).request(denied, denied === 'GET' || denied === 'POST' ? base : `${base}/${await fresh()}`, denied === 'POST' || denied === 'PATCH' ? body() : undefined);
       expect(res.json()).toEqual({ error: 'Insufficient permissions' });
     }
   });
@@ -76,78 +75,78 @@ describe.each(['cms', 'crm', 'iam'] as const)('%s module', (module) => {
   test('no session → 401 on every method', async () => {
     const { base } = targets[module];
     for (const [method, url] of [['GET', base], ['POST', base], ['PATCH', `${base}/0190a0a0-0000-7000-8000-000000000001`], ['DELETE', `${base}/0190a0a0-0000-7000-8000-000000000001`]] as const) {
-      const res = await inject(method, url, {}, method === 'POST' || method === 'PATCH' ? { name: 'x' } : undefined);
+      const res = await as(ctx, none).request(method, url, method === 'POST' || method === 'PATCH' ? { name: 'x' } : undefined);
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: 'Authentication required' });
     }
-    expect((await inject('GET', base, { authorization: 'Bearer not-a-session' })).statusCode).toBe(401);
+    expect((await as(ctx, 'not-a-session').get(base)).statusCode).toBe(401);
   });
 
   test('an invalid body or id without permission → 403, not 400; with permission → 400', async () => {
     const reader = await createUser(ctx, { [module]: 'r' });
     const { base } = targets[module];
-    expect((await inject('POST', base, reader.headers, { bogus: 1 })).statusCode).toBe(403);
-    expect((await inject('PATCH', `${base}/not-a-uuid`, reader.headers, { bogus: 1 })).statusCode).toBe(403);
-    expect((await inject('DELETE', `${base}/not-a-uuid`, reader.headers)).statusCode).toBe(403);
-    const bad = await inject('PATCH', `${base}/not-a-uuid`, admin.headers, { name: 'x' });
+    expect((await as(ctx, reader).post(base, { bogus: 1 })).statusCode).toBe(403);
+    expect((await as(ctx, reader).patch(`${base}/not-a-uuid`, { bogus: 1 })).statusCode).toBe(403);
+    expect((await as(ctx, reader).delete(`${base}/not-a-uuid`)).statusCode).toBe(403);
+    const bad = await as(ctx, admin).patch(`${base}/not-a-uuid`, { name: 'x' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().details.id).toEqual(expect.any(String));
-    expect((await inject('DELETE', `${base}/not-a-uuid`, admin.headers)).json().details.id).toEqual(expect.any(String));
-    expect((await inject('POST', base, admin.headers, { bogus: 1 })).statusCode).toBe(400);
+    expect((await as(ctx, admin).delete(`${base}/not-a-uuid`)).json().details.id).toEqual(expect.any(String));
+    expect((await as(ctx, admin).post(base, { bogus: 1 })).statusCode).toBe(400);
   });
 });
 
 test('a permission granted through POST /api/iam/module-access applies on the next request, and its removal too', async () => {
   const user = await createUser(ctx, {});
-  expect((await inject('GET', '/api/cms/amenities', user.headers)).statusCode).toBe(403);
-  const grant = await inject('POST', '/api/iam/module-access', admin.headers, { user_id: user.id, module: 'cms', can_read: true });
+  expect((await as(ctx, user).get('/api/cms/amenities')).statusCode).toBe(403);
+  const grant = await as(ctx, admin).post('/api/iam/module-access', { user_id: user.id, module: 'cms', can_read: true });
   expect(grant.statusCode).toBe(201);
   expect(grant.json()).toEqual({ id: expect.any(String), message: expect.any(String) });
-  expect((await inject('GET', '/api/cms/amenities', user.headers)).statusCode).toBe(200);
-  expect((await inject('POST', '/api/cms/amenities', user.headers, { name: 'Nope' })).statusCode).toBe(403);
-  expect((await inject('PATCH', `/api/iam/module-access/${grant.json().id}`, admin.headers, { can_read: false, can_write: true })).statusCode).toBe(200);
-  expect((await inject('GET', '/api/cms/amenities', user.headers)).statusCode).toBe(403);
-  expect((await inject('POST', '/api/cms/amenities', user.headers, { name: 'Now allowed' })).statusCode).toBe(201);
-  expect((await inject('DELETE', `/api/iam/module-access/${grant.json().id}`, admin.headers)).statusCode).toBe(200);
-  expect((await inject('POST', '/api/cms/amenities', user.headers, { name: 'Not any more' })).statusCode).toBe(403);
+  expect((await as(ctx, user).get('/api/cms/amenities')).statusCode).toBe(200);
+  expect((await as(ctx, user).post('/api/cms/amenities', { name: 'Nope' })).statusCode).toBe(403);
+  expect((await as(ctx, admin).patch(`/api/iam/module-access/${grant.json().id}`, { can_read: false, can_write: true })).statusCode).toBe(200);
+  expect((await as(ctx, user).get('/api/cms/amenities')).statusCode).toBe(403);
+  expect((await as(ctx, user).post('/api/cms/amenities', { name: 'Now allowed' })).statusCode).toBe(201);
+  expect((await as(ctx, admin).delete(`/api/iam/module-access/${grant.json().id}`)).statusCode).toBe(200);
+  expect((await as(ctx, user).post('/api/cms/amenities', { name: 'Not any more' })).statusCode).toBe(403);
 });
 
 describe('module access endpoints', () => {
   test('GET per user, defaults false, duplicate 409, unknown user 400 details.user_id, bad module 400, unknown ids 404', async () => {
     const user = await createUser(ctx, {});
-    expect((await inject('GET', `/api/iam/module-access/${user.id}`, admin.headers)).json()).toEqual({ data: [] });
-    const created = await inject('POST', '/api/iam/module-access', admin.headers, { user_id: user.id, module: 'crm', can_write: true });
+    expect((await as(ctx, admin).get(`/api/iam/module-access/${user.id}`)).json()).toEqual({ data: [] });
+    const created = await as(ctx, admin).post('/api/iam/module-access', { user_id: user.id, module: 'crm', can_write: true });
     expect(created.statusCode).toBe(201);
-    expect((await inject('GET', `/api/iam/module-access/${user.id}`, admin.headers)).json()).toEqual({
+    expect((await as(ctx, admin).get(`/api/iam/module-access/${user.id}`)).json()).toEqual({
       data: [{ id: created.json().id, module: 'crm', can_read: false, can_write: true, can_delete: false }],
     });
-    const dup = await inject('POST', '/api/iam/module-access', admin.headers, { user_id: user.id, module: 'crm', can_read: true });
+    const dup = await as(ctx, admin).post('/api/iam/module-access', { user_id: user.id, module: 'crm', can_read: true });
     expect(dup.statusCode).toBe(409);
-    const unknown = await inject('POST', '/api/iam/module-access', admin.headers, { user_id: '0190a0a0-0000-7000-8000-000000000002', module: 'crm' });
+    const unknown = await as(ctx, admin).post('/api/iam/module-access', { user_id: '0190a0a0-0000-7000-8000-000000000002', module: 'crm' });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().details.user_id).toEqual(expect.any(String));
-    const badModule = await inject('POST', '/api/iam/module-access', admin.headers, { user_id: user.id, module: 'hr' });
+    const badModule = await as(ctx, admin).post('/api/iam/module-access', { user_id: user.id, module: 'hr' });
     expect(badModule.json().details.module).toEqual(expect.any(String));
-    expect((await inject('GET', '/api/iam/module-access/0190a0a0-0000-7000-8000-000000000002', admin.headers)).statusCode).toBe(404);
-    expect((await inject('GET', '/api/iam/module-access/nope', admin.headers)).json().details.userId).toEqual(expect.any(String));
-    expect((await inject('PATCH', '/api/iam/module-access/0190a0a0-0000-7000-8000-000000000002', admin.headers, { can_read: true })).statusCode).toBe(404);
-    expect((await inject('PATCH', `/api/iam/module-access/${created.json().id}`, admin.headers, { module: 'cms' })).statusCode).toBe(400);
+    expect((await as(ctx, admin).get('/api/iam/module-access/0190a0a0-0000-7000-8000-000000000002')).statusCode).toBe(404);
+    expect((await as(ctx, admin).get('/api/iam/module-access/nope')).json().details.userId).toEqual(expect.any(String));
+    expect((await as(ctx, admin).patch('/api/iam/module-access/0190a0a0-0000-7000-8000-000000000002', { can_read: true })).statusCode).toBe(404);
+    expect((await as(ctx, admin).patch(`/api/iam/module-access/${created.json().id}`, { module: 'cms' })).statusCode).toBe(400);
   });
 });
 
 describe('departments', () => {
   test('list ordered by name, duplicate (any case) 409, delete 409 while users belong to it', async () => {
-    const b = (await inject('POST', '/api/iam/departments', admin.headers, { name: 'Zeta Dept' })).json().id;
-    const a = (await inject('POST', '/api/iam/departments', admin.headers, { name: 'Alpha Dept' })).json().id;
-    const names = (await inject('GET', '/api/iam/departments', admin.headers)).json().data.map((d: any) => d.name);
+    const b = (await as(ctx, admin).post('/api/iam/departments', { name: 'Zeta Dept' })).json().id;
+    const a = (await as(ctx, admin).post('/api/iam/departments', { name: 'Alpha Dept' })).json().id;
+    const names = (await as(ctx, admin).get('/api/iam/departments')).json().data.map((d: any) => d.name);
     expect(names).toEqual([...names].sort((x: string, y: string) => (x < y ? -1 : 1)));
     expect(names.indexOf('Alpha Dept')).toBeLessThan(names.indexOf('Zeta Dept'));
-    expect((await inject('POST', '/api/iam/departments', admin.headers, { name: 'alpha DEPT' })).statusCode).toBe(409);
-    expect((await inject('PATCH', `/api/iam/departments/${b}`, admin.headers, { name: 'ALPHA dept' })).statusCode).toBe(409);
-    const member = await inject('POST', '/api/iam/users', admin.headers, { email: 'member@example.com', name: 'Member', password: 'Str0ng!pass', department_id: a });
-    expect((await inject('DELETE', `/api/iam/departments/${a}`, admin.headers)).statusCode).toBe(409);
-    expect((await inject('PATCH', `/api/iam/users/${member.json().id}`, admin.headers, { department_id: null })).statusCode).toBe(200);
-    expect((await inject('DELETE', `/api/iam/departments/${a}`, admin.headers)).statusCode).toBe(200);
-    expect((await inject('GET', `/api/iam/departments/${a}`, admin.headers)).statusCode).toBe(404);
+    expect((await as(ctx, admin).post('/api/iam/departments', { name: 'alpha DEPT' })).statusCode).toBe(409);
+    expect((await as(ctx, admin).patch(`/api/iam/departments/${b}`, { name: 'ALPHA dept' })).statusCode).toBe(409);
+    const member = await as(ctx, admin).post('/api/iam/users', { email: 'member@example.com', name: 'Member', password: 'Str0ng!pass', department_id: a });
+    expect((await as(ctx, admin).delete(`/api/iam/departments/${a}`)).statusCode).toBe(409);
+    expect((await as(ctx, admin).patch(`/api/iam/users/${member.json().id}`, { department_id: null })).statusCode).toBe(200);
+    expect((await as(ctx, admin).delete(`/api/iam/departments/${a}`)).statusCode).toBe(200);
+    expect((await as(ctx, admin).get(`/api/iam/departments/${a}`)).statusCode).toBe(404);
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { excerptOf, plainText } from '../src/modules/cms/articles.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
-import { expectLogs, sleep, UNKNOWN_ID } from './cms-helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
+import { make } from './factories.js';
+import { expectLogs, UNKNOWN_ID } from './cms-helpers.js';
 
 let ctx: TestContext;
 let editor: Awaited<ReturnType<typeof createUser>>;
@@ -14,23 +15,16 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const call = (method: string, url: string, payload?: unknown, headers = editor.headers) =>
-  ctx.app.inject({ method: method as any, url, payload: payload as any, headers });
-
 const LIST_FIELDS = ['id', 'title', 'slug', 'excerpt', 'type', 'cover_image', 'author', 'tags', 'published', 'publish_date', 'created_at'];
 const DETAIL_FIELDS = [...LIST_FIELDS, 'content', 'seo_title', 'seo_description', 'updated_at'];
 
-async function create(body: Record<string, unknown>) {
-  const res = await call('POST', '/api/cms/articles', body);
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
-}
+const create = async (body: Record<string, unknown>) => (await make.article(ctx, body, editor)).id;
 
 describe('articles', () => {
   test('create → detail → list → PATCH → DELETE → 404, audited; author is the creator', async () => {
     const content = '# Big news\n\nWe are **launching** [Arcadia](https://example.com) today.\n\n- fast\n- `cheap`\n';
     const id = await create({ title: 'Big News Ünïcode', content, type: 'news', tags: ['launch', 'arcadia'] });
-    const d = (await call('GET', `/api/cms/articles/${id}`)).json();
+    const d = (await as(ctx, editor).get(`/api/cms/articles/${id}`)).json();
     expect(Object.keys(d).sort()).toEqual([...DETAIL_FIELDS].sort());
     expect(d).toMatchObject({
       id, title: 'Big News Ünïcode', slug: 'big-news-unicode', content: content.trim(), type: 'news', tags: ['launch', 'arcadia'],
@@ -40,63 +34,60 @@ describe('articles', () => {
     expect(d.excerpt).toBe('Big news We are launching Arcadia today. fast cheap');
     await expectLogs(ctx, 'articles', id, ['create'], editor.id);
 
-    const item = (await call('GET', '/api/cms/articles')).json().data.find((a: any) => a.id === id);
+    const item = (await as(ctx, editor).get('/api/cms/articles')).json().data.find((a: any) => a.id === id);
     expect(Object.keys(item).sort()).toEqual([...LIST_FIELDS].sort());
     expect(item.author).toEqual({ id: editor.id, name: 'Ada Editor' });
     expect(item).not.toHaveProperty('content');
     expect(item).not.toHaveProperty('updated_at');
 
-    await sleep(5);
-    expect((await call('PATCH', `/api/cms/articles/${id}`, { seo_title: 'SEO', published: true })).statusCode).toBe(200);
-    const after = (await call('GET', `/api/cms/articles/${id}`)).json();
+    expect((await as(ctx, editor).patch(`/api/cms/articles/${id}`, { seo_title: 'SEO', published: true })).statusCode).toBe(200);
+    const after = (await as(ctx, editor).get(`/api/cms/articles/${id}`)).json();
     expect(after).toMatchObject({ seo_title: 'SEO', published: true, title: d.title, slug: d.slug, excerpt: d.excerpt, content: d.content });
     expect(after.publish_date).not.toBeNull();
     expect(Date.parse(after.updated_at)).toBeGreaterThan(Date.parse(d.updated_at));
     await expectLogs(ctx, 'articles', id, ['create', 'update'], editor.id);
 
-    expect((await call('DELETE', `/api/cms/articles/${id}`)).statusCode).toBe(200);
-    expect((await call('GET', `/api/cms/articles/${id}`)).statusCode).toBe(404);
+    expect((await as(ctx, editor).delete(`/api/cms/articles/${id}`)).statusCode).toBe(200);
+    expect((await as(ctx, editor).get(`/api/cms/articles/${id}`)).statusCode).toBe(404);
     await expectLogs(ctx, 'articles', id, ['create', 'update', 'delete'], editor.id);
   });
 
   test('excerpt: explicit one kept, derived one at most 200 characters of plain text', async () => {
     const long = `## Heading\n\n${'word '.repeat(100)}`;
     const id = await create({ title: 'Long one', content: long, type: 'blog' });
-    const d = (await call('GET', `/api/cms/articles/${id}`)).json();
+    const d = (await as(ctx, editor).get(`/api/cms/articles/${id}`)).json();
     expect(d.excerpt.length).toBeLessThanOrEqual(200);
     expect(d.excerpt.startsWith('Heading word word')).toBe(true);
     const own = await create({ title: 'Own excerpt', content: 'Body', type: 'blog', excerpt: 'Mine' });
-    expect((await call('GET', `/api/cms/articles/${own}`)).json().excerpt).toBe('Mine');
+    expect((await as(ctx, editor).get(`/api/cms/articles/${own}`)).json().excerpt).toBe('Mine');
     expect(plainText('![alt text](/x.png)\n> quoted _em_')).toBe('alt text quoted em');
     expect(excerptOf('a'.repeat(300))).toHaveLength(200);
   });
 
   test('validation and slugs', async () => {
-    const missing = await call('POST', '/api/cms/articles', { title: 'No content', type: 'news' });
+    const missing = await as(ctx, editor).post('/api/cms/articles', { title: 'No content', type: 'news' });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().details).toHaveProperty('content');
-    const badType = await call('POST', '/api/cms/articles', { title: 'T', content: 'C', type: 'rumour' });
+    const badType = await as(ctx, editor).post('/api/cms/articles', { title: 'T', content: 'C', type: 'rumour' });
     expect(badType.json().details).toHaveProperty('type');
-    const author = await call('POST', '/api/cms/articles', { title: 'T', content: 'C', type: 'news', author_id: editor.id });
+    const author = await as(ctx, editor).post('/api/cms/articles', { title: 'T', content: 'C', type: 'news', author_id: editor.id });
     expect(author.json().details).toHaveProperty('author_id');
     const first = await create({ title: 'Same Title', content: 'C', type: 'news' });
     const second = await create({ title: 'Same title', content: 'C', type: 'news' });
-    expect((await call('GET', `/api/cms/articles/${second}`)).json().slug).toBe('same-title-2');
-    expect((await call('POST', '/api/cms/articles', { title: 'X', slug: 'same-title', content: 'C', type: 'news' })).statusCode).toBe(409);
-    expect((await call('PATCH', `/api/cms/articles/${second}`, { slug: 'same-title' })).statusCode).toBe(409);
-    expect((await call('GET', '/api/cms/articles/nope')).json().details).toHaveProperty('id');
-    expect((await call('DELETE', `/api/cms/articles/${UNKNOWN_ID}`)).statusCode).toBe(404);
+    expect((await as(ctx, editor).get(`/api/cms/articles/${second}`)).json().slug).toBe('same-title-2');
+    expect((await as(ctx, editor).post('/api/cms/articles', { title: 'X', slug: 'same-title', content: 'C', type: 'news' })).statusCode).toBe(409);
+    expect((await as(ctx, editor).patch(`/api/cms/articles/${second}`, { slug: 'same-title' })).statusCode).toBe(409);
+    expect((await as(ctx, editor).get('/api/cms/articles/nope')).json().details).toHaveProperty('id');
+    expect((await as(ctx, editor).delete(`/api/cms/articles/${UNKNOWN_ID}`)).statusCode).toBe(404);
     await expectLogs(ctx, 'articles', first, ['create']);
   });
 
   test('list: type, published, tag filters; q over title and excerpt; sorts; pagination', async () => {
     const a = await create({ title: 'Alpha announcement', content: 'Body', type: 'announcement', tags: ['x', 'shared'], published: true });
-    await sleep(3);
     const b = await create({ title: 'Beta blog', content: 'Body', type: 'blog', tags: ['shared'], excerpt: 'mentions zeppelins' });
-    await sleep(3);
     const c = await create({ title: 'Gamma blog', content: 'Body with zeppelins only in content', type: 'blog', excerpt: 'plain' });
 
-    const ids = (url: string) => call('GET', url).then((r) => {
+    const ids = (url: string) => as(ctx, editor).get(url).then((r) => {
       expect(r.statusCode, r.body).toBe(200);
       return r.json().data.map((x: any) => x.id);
     });
@@ -113,10 +104,10 @@ describe('articles', () => {
     expect(await ids('/api/cms/articles?q=gamma')).toEqual([c]);
     expect((await ids('/api/cms/articles?type=blog&sort=title&order=asc')).slice(0, 2)).toEqual([b, c]);
     expect((await ids('/api/cms/articles?limit=100'))[0]).toBe(c);
-    expect((await call('GET', '/api/cms/articles?sort=publish_date')).statusCode).toBe(200);
-    expect((await call('GET', '/api/cms/articles?published=maybe')).statusCode).toBe(400);
-    expect((await call('GET', '/api/cms/articles?sort=content')).json().details).toHaveProperty('sort');
-    const page = (await call('GET', '/api/cms/articles?type=blog&limit=1&page=2')).json();
+    expect((await as(ctx, editor).get('/api/cms/articles?sort=publish_date')).statusCode).toBe(200);
+    expect((await as(ctx, editor).get('/api/cms/articles?published=maybe')).statusCode).toBe(400);
+    expect((await as(ctx, editor).get('/api/cms/articles?sort=content')).json().details).toHaveProperty('sort');
+    const page = (await as(ctx, editor).get('/api/cms/articles?type=blog&limit=1&page=2')).json();
     expect(page.data.map((x: any) => x.id)).toEqual([b]);
     expect(page.pagination.total).toBeGreaterThanOrEqual(2);
   });

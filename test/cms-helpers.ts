@@ -21,6 +21,4 @@ export async function expectLogs(ctx: TestContext, resource: string, resourceId:
   return logs;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export const UNKNOWN_ID = '01890000-0000-7000-8000-000000000000';

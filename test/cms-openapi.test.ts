@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createTestApp, type TestContext } from './helpers.js';
+import { as, createTestApp, none, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
 let doc: any;
 beforeAll(async () => {
   ctx = await createTestApp();
-  const res = await ctx.app.inject({ method: 'GET', url: '/api/openapi.json' });
+  const res = await as(ctx, none).get('/api/openapi.json');
   expect(res.statusCode).toBe(200);
   doc = res.json();
 });

@@ -12,7 +12,7 @@ import { afterAll, expect, onTestFinished, test } from 'vitest';
 import { ConfigError, loadConfig, loadDotEnv } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { leads } from '../src/db/schema/index.js';
-import { serverUrl } from './helpers.js';
+import { POLL_MS, serverUrl } from './helpers.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-characters';
 const tempDirs: string[] = [];
@@ -201,7 +201,7 @@ async function waitForHealth(service: Service, port: number, timeoutMs = 60_000)
     } catch {
       // not listening yet
     }
-    await new Promise((ok) => setTimeout(ok, 200));
+    await new Promise((ok) => setTimeout(ok, POLL_MS));
   }
   service.child.kill('SIGKILL');
   throw new Error(`service did not become healthy within ${timeoutMs} ms:\n${service.output()}`);
@@ -212,7 +212,7 @@ async function waitForOutput(service: Service, pattern: RegExp, timeoutMs = 10_0
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(service.output())) {
     if (Date.now() > deadline) throw new Error(`output never matched ${pattern}:\n${service.output()}`);
-    await new Promise((ok) => setTimeout(ok, 50));
+    await new Promise((ok) => setTimeout(ok, POLL_MS));
   }
 }
 

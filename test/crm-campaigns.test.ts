@@ -2,8 +2,9 @@ import { and, eq } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs } from '../src/db/schema/index.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
-import { startCaptureServer, waitFor } from './crm-smtp-capture.js';
+import { as, createTestApp, createUser, none, type TestContext, waitFor } from './helpers.js';
+import { make } from './factories.js';
+import { startCaptureServer } from './crm-smtp-capture.js';
 
 let ctx: TestContext;
 let smtp: Awaited<ReturnType<typeof startCaptureServer>>;
@@ -18,23 +19,19 @@ beforeAll(async () => {
   ctx = await createTestApp({ SMTP_URL: smtp.url }, { jobs: true });
   staff = await createUser(ctx, { crm: 'rwd' }, { name: 'Cam Paign' });
   for (const email of [...subscribed, unsubscribedAddress]) {
-    expect((await call('POST', '/api/crm/newsletters', { email })).statusCode).toBe(201);
+    expect((await as(ctx, staff).post('/api/crm/newsletters', { email })).statusCode).toBe(201);
   }
-  const gone = (await call('GET', '/api/crm/newsletters?status=subscribed&limit=100')).json().data.find((s: any) => s.email === unsubscribedAddress);
-  expect((await call('PATCH', `/api/crm/newsletters/${gone.id}`, { status: 'unsubscribed' })).statusCode).toBe(200);
+  const gone = (await as(ctx, staff).get('/api/crm/newsletters?status=subscribed&limit=100')).json().data.find((s: any) => s.email === unsubscribedAddress);
+  expect((await as(ctx, staff).patch(`/api/crm/newsletters/${gone.id}`, { status: 'unsubscribed' })).statusCode).toBe(200);
 }, 30_000);
 afterAll(async () => {
   await ctx?.close();
   await smtp?.close();
 });
 
-const call = (method: string, url: string, payload?: unknown) => ctx.app.inject({ method: method as any, url, payload: payload as any, headers: staff.headers });
-const detail = async (id: string) => (await call('GET', `/api/crm/campaigns/${id}`)).json();
-const createCampaign = async (body: Record<string, unknown> = {}) => {
-  const res = await call('POST', '/api/crm/campaigns', { name: `Launch ${tag}`, subject: `Open house ${tag}`, content: '# Welcome\n\nCome **see** us. <script>alert(1)</script>', ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().id as string;
-};
+const detail = async (id: string) => (await as(ctx, staff).get(`/api/crm/campaigns/${id}`)).json();
+const createCampaign = async (body: Record<string, unknown> = {}) =>
+  (await make.campaign(ctx, { name: `Launch ${tag}`, subject: `Open house ${tag}`, content: '# Welcome\n\nCome **see** us. <script>alert(1)</script>', ...body }, staff)).id;
 
 describe('campaigns', () => {
   test('CRUD, validation and audit', async () => {
@@ -42,25 +39,26 @@ describe('campaigns', () => {
     const d = await detail(id);
     expect(d).toMatchObject({ status: 'draft', recipients: ['all', 'vip@example.com'], scheduled_at: null, sent_at: null, created_by: { id: staff.id, name: 'Cam Paign' }, deliveries: { total: 0, sent: 0, failed: 0, pending: 0 } });
     expect((await createCampaign()) && (await detail(await createCampaign())).recipients).toEqual(['all']);
-    expect((await call('POST', '/api/crm/campaigns', { name: 'x', subject: 'y', content: 'z', status: 'sent' })).json().details.status).toBeDefined();
-    expect((await call('POST', '/api/crm/campaigns', { name: 'x', subject: 'y' })).json().details.content).toBeDefined();
-    expect((await call('POST', '/api/crm/campaigns', { name: 'x', subject: 'y', content: 'z', recipients: ['everyone'] })).statusCode).toBe(400);
-    expect((await call('PATCH', `/api/crm/campaigns/${id}`, { name: 'Renamed' })).statusCode).toBe(200);
-    expect((await call('GET', '/api/crm/campaigns?status=draft&sort=name&order=asc')).json().pagination.total).toBeGreaterThanOrEqual(3);
-    expect((await call('GET', '/api/crm/campaigns?sort=subject')).statusCode).toBe(400);
-    expect((await call('GET', `/api/crm/campaigns/${uuidv7()}`)).statusCode).toBe(404);
-    expect((await call('DELETE', `/api/crm/campaigns/${id}`)).statusCode).toBe(200);
+    expect((await as(ctx, staff).post('/api/crm/campaigns', { name: 'x', subject: 'y', content: 'z', status: 'sent' })).json().details.status).toBeDefined();
+    expect((await as(ctx, staff).post('/api/crm/campaigns', { name: 'x', subject: 'y' })).json().details.content).toBeDefined();
+    expect((await as(ctx, staff).post('/api/crm/campaigns', { name: 'x', subject: 'y', content: 'z', recipients: ['everyone'] })).statusCode).toBe(400);
+    expect((await as(ctx, staff).patch(`/api/crm/campaigns/${id}`, { name: 'Renamed' })).statusCode).toBe(200);
+    expect((await as(ctx, staff).get('/api/crm/campaigns?status=draft&sort=name&order=asc')).json().pagination.total).toBeGreaterThanOrEqual(3);
+    expect((await as(ctx, staff).get('/api/crm/campaigns?sort=subject')).statusCode).toBe(400);
+    expect((await as(ctx, staff).get(`/api/crm/campaigns/${uuidv7()}`)).statusCode).toBe(404);
+    expect((await as(ctx, staff).delete(`/api/crm/campaigns/${id}`)).statusCode).toBe(200);
     const logs = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource, 'campaigns'), eq(activityLogs.resource_id, id)));
     expect(logs.map((l) => l.action)).toEqual(['create', 'update', 'delete']);
   });
 
   test('send now: one message per subscribed address, with a working unsubscribe link', async () => {
     const id = await createCampaign();
-    const res = await call('POST', `/api/crm/campaigns/${id}/send`);
+    const res = await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`);
     expect(res.statusCode).toBe(200);
     expect((await detail(id))).toMatchObject({ status: 'sent' });
     await waitFor(() => subscribed.every((e) => smtp.to(e).length > 0), 20_000, 'every subscriber to get the campaign');
     await waitFor(async () => (await detail(id)).deliveries.sent === 5, 5_000, 'deliveries marked sent');
+    // A quiet half second: a second copy to anyone (a duplicate delivery job) would arrive now and fail below.
     await new Promise((r) => setTimeout(r, 500));
     for (const email of subscribed) expect(smtp.to(email)).toHaveLength(1);
     expect(smtp.to(unsubscribedAddress)).toHaveLength(0);
@@ -75,22 +73,22 @@ describe('campaigns', () => {
     expect(message.raw).toContain('Content-Type: text/plain');
     const link = message.headers['list-unsubscribe'].match(/^<(.+)>$/)![1];
     expect(link).toMatch(/^http:\/\/localhost:3000\/api\/public\/newsletter\/unsubscribe\?token=/);
-    const unsubscribe = await ctx.app.inject({ method: 'GET', url: link.replace('http://localhost:3000', '') });
+    const unsubscribe = await as(ctx, none).get(link.replace('http://localhost:3000', ''));
     expect(unsubscribe.statusCode).toBe(200);
-    const subs = (await call('GET', '/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.map((s: any) => s.email);
+    const subs = (await as(ctx, staff).get('/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.map((s: any) => s.email);
     expect(subs).toContain(subscribed[0]);
 
-    expect((await call('POST', `/api/crm/campaigns/${id}/send`)).statusCode).toBe(409);
-    expect((await call('PATCH', `/api/crm/campaigns/${id}`, { name: 'late' })).statusCode).toBe(409);
-    expect((await call('DELETE', `/api/crm/campaigns/${id}`)).statusCode).toBe(409);
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`)).statusCode).toBe(409);
+    expect((await as(ctx, staff).patch(`/api/crm/campaigns/${id}`, { name: 'late' })).statusCode).toBe(409);
+    expect((await as(ctx, staff).delete(`/api/crm/campaigns/${id}`)).statusCode).toBe(409);
     // Re-subscribe for the next tests.
-    expect((await call('POST', '/api/crm/newsletters', { email: subscribed[0] })).statusCode).toBe(200);
+    expect((await as(ctx, staff).post('/api/crm/newsletters', { email: subscribed[0] })).statusCode).toBe(200);
   }, 40_000);
 
   test('explicit recipients: unsubscribed ones are skipped, others receive it', async () => {
     const outsider = `outsider-${tag}@example.com`;
     const id = await createCampaign({ recipients: [unsubscribedAddress, outsider, subscribed[1]], subject: `Explicit ${tag}` });
-    expect((await call('POST', `/api/crm/campaigns/${id}/send`, {})).statusCode).toBe(200);
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`, {})).statusCode).toBe(200);
     await waitFor(async () => (await detail(id)).deliveries.sent === 2, 20_000, 'explicit deliveries');
     expect(smtp.to(outsider)).toHaveLength(1);
     expect(smtp.to(unsubscribedAddress)).toHaveLength(0);
@@ -99,18 +97,18 @@ describe('campaigns', () => {
 
   test('scheduled: past is 400, future becomes sent at its time; unscheduling cancels', async () => {
     const id = await createCampaign({ subject: `Scheduled ${tag}` });
-    const past = await call('POST', `/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() - 1000).toISOString() });
+    const past = await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() - 1000).toISOString() });
     expect(past.statusCode).toBe(400);
     expect(past.json().details.scheduled_at).toBeDefined();
 
     const dropped = await createCampaign({ subject: `Dropped ${tag}` });
-    expect((await call('POST', `/api/crm/campaigns/${dropped}/send`, { scheduled_at: new Date(Date.now() + 2000).toISOString() })).statusCode).toBe(200);
-    expect((await call('PATCH', `/api/crm/campaigns/${dropped}`, { status: 'draft' })).statusCode).toBe(200);
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${dropped}/send`, { scheduled_at: new Date(Date.now() + 2000).toISOString() })).statusCode).toBe(200);
+    expect((await as(ctx, staff).patch(`/api/crm/campaigns/${dropped}`, { status: 'draft' })).statusCode).toBe(200);
 
     // Scheduled far away, then rescheduled sooner: the first job is stale and does nothing.
-    expect((await call('POST', `/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() + 60_000).toISOString() })).statusCode).toBe(200);
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() + 60_000).toISOString() })).statusCode).toBe(200);
     const at = new Date(Date.now() + 3000);
-    expect((await call('POST', `/api/crm/campaigns/${id}/send`, { scheduled_at: at.toISOString() })).statusCode).toBe(200);
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`, { scheduled_at: at.toISOString() })).statusCode).toBe(200);
     expect(await detail(id)).toMatchObject({ status: 'scheduled', scheduled_at: at.toISOString(), sent_at: null });
 
     await waitFor(async () => (await detail(id)).status === 'sent', 20_000, 'the scheduled campaign to be sent');

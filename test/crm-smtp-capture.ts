@@ -39,11 +39,3 @@ export async function startCaptureServer() {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition') {
-  const start = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -4,12 +4,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { App } from '../src/app.js';
 import { LEAD_STATUSES, leads, serviceSettings } from '../src/db/schema/index.js';
-import { touch } from '../src/data/changes.js';
 import { equals, is } from '../src/data/filters.js';
 import { defineResource } from '../src/data/resource.js';
 import { listQuerySchema } from '../src/http/list-query.js';
 import { IdParams, Nullable, RequiredText, Strict, StringEnum } from '../src/http/schemas.js';
-import { countQueries, createTestApp, type TestContext } from './helpers.js';
+import { as, countQueries, createTestApp, none, type TestContext, touched } from './helpers.js';
 
 // Throwaway routes over the real `leads` table: they exercise the shared list machinery and error handling the
 // way every resource route will, without depending on any resource module.
@@ -83,14 +82,14 @@ beforeAll(async () => {
   }));
   // Direct inserts bypass the change version; every real mutation bumps it in its transaction, so do the same.
   await ctx.database.db.insert(leads).values(seeded as any);
-  await touch(ctx.database.db, 'leads');
+  await touched(ctx.database, 'leads');
 });
 afterAll(async () => {
   await ctx?.close();
 });
 
 const get = async (url: string) => {
-  const res = await ctx.app.inject({ method: 'GET', url });
+  const res = await as(ctx, none).get(url);
   return { status: res.statusCode, body: res.json() as any, headers: res.headers };
 };
 const list = async (query: string): Promise<ListBody> => {
@@ -98,7 +97,6 @@ const list = async (query: string): Promise<ListBody> => {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
 };
-const post = (payload: unknown) => ctx.app.inject({ method: 'POST', url: '/api/test/things', payload: payload as any });
 const byCreatedDesc = (a: Lead, b: Lead) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1);
 
 describe('lists', () => {
@@ -199,7 +197,7 @@ describe('exact totals are cached until the collection changes', () => {
   const COUNT = /count\(\*\)/i;
 
   test('identical lists without a write in between count once; a write makes the next total exact', async () => {
-    await touch(ctx.database.db, 'leads'); // start from a version nothing has been counted for
+    await touched(ctx.database, 'leads'); // start from a version nothing has been counted for
     let first: ListBody | undefined;
     let second: ListBody | undefined;
     expect(await countQueries(ctx.database, COUNT, async () => {
@@ -213,7 +211,7 @@ describe('exact totals are cached until the collection changes', () => {
     const added = uuidv7();
     await ctx.database.db.transaction(async (tx) => {
       await tx.insert(leads).values({ id: added, first_name: 'New', last_name: 'Comer', email: 'newcomer@example.com' });
-      await touch(tx, 'leads');
+      await touched(tx, 'leads');
     });
     let afterInsert: ListBody | undefined;
     expect(await countQueries(ctx.database, COUNT, async () => {
@@ -235,7 +233,7 @@ describe('exact totals are cached until the collection changes', () => {
     // Update moves a lead from new to contacted: both totals change.
     await ctx.database.db.transaction(async (tx) => {
       await tx.update(leads).set({ status: 'contacted' }).where(eq(leads.id, added));
-      await touch(tx, 'leads');
+      await touched(tx, 'leads');
     });
     expect((await list('?status=new')).pagination.total).toBe(5);
     expect((await list('?status=contacted')).pagination.total).toBe(6);
@@ -244,7 +242,7 @@ describe('exact totals are cached until the collection changes', () => {
     // Delete.
     await ctx.database.db.transaction(async (tx) => {
       await tx.delete(leads).where(inArray(leads.id, [added, seeded[5].id]));
-      await touch(tx, 'leads');
+      await touched(tx, 'leads');
     });
     expect((await list('?status=contacted')).pagination).toEqual({ page: 1, limit: 10, total: 4, totalPages: 1 });
     expect((await list('')).pagination.total).toBe(24);
@@ -253,7 +251,7 @@ describe('exact totals are cached until the collection changes', () => {
     // Put the deleted seed row back for any later test.
     await ctx.database.db.transaction(async (tx) => {
       await tx.insert(leads).values(seeded[5] as any);
-      await touch(tx, 'leads');
+      await touched(tx, 'leads');
     });
     expect((await list('')).pagination.total).toBe(25);
   });
@@ -271,33 +269,33 @@ describe('validation errors', () => {
   const valid = { name: 'Lot 12', price: 1500000, kind: 'lot' };
 
   test('a valid body passes; strings are trimmed, passwords are not', async () => {
-    const res = await post({ ...valid, name: '  Lot 12  ', price_range: { min: 1, max: 2 }, password: '  spaced  ' });
+    const res = await as(ctx, none).post('/api/test/things', { ...valid, name: '  Lot 12  ', price_range: { min: 1, max: 2 }, password: '  spaced  ' });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ name: 'Lot 12', password: '  spaced  ', price_range: { min: 1, max: 2 } });
   });
 
   test('an unknown field → 400 naming it', async () => {
-    const res = await post({ ...valid, id: uuidv7() });
+    const res = await as(ctx, none).post('/api/test/things', { ...valid, id: uuidv7() });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'Validation error', details: { id: expect.any(String) } });
   });
 
   test('nested fields use dotted paths', async () => {
-    const unknownNested = await post({ ...valid, price_range: { min: 1, max: 2, avg: 1.5 } });
+    const unknownNested = await as(ctx, none).post('/api/test/things', { ...valid, price_range: { min: 1, max: 2, avg: 1.5 } });
     expect(unknownNested.statusCode).toBe(400);
     expect(unknownNested.json().details).toEqual({ 'price_range.avg': expect.any(String) });
 
-    const wrongNested = await post({ ...valid, price_range: { min: 'cheap', max: 2 } });
+    const wrongNested = await as(ctx, none).post('/api/test/things', { ...valid, price_range: { min: 'cheap', max: 2 } });
     expect(wrongNested.statusCode).toBe(400);
     expect(wrongNested.json().details).toEqual({ 'price_range.min': expect.stringMatching(/number/) });
 
-    const inArrayItem = await post({ ...valid, images: [{ image_url: 'a.jpg' }, { caption: 'no url' }] });
+    const inArrayItem = await as(ctx, none).post('/api/test/things', { ...valid, images: [{ image_url: 'a.jpg' }, { caption: 'no url' }] });
     expect(inArrayItem.statusCode).toBe(400);
     expect(inArrayItem.json().details).toEqual({ 'images.1.image_url': 'is required' });
   });
 
   test('several problems are all reported', async () => {
-    const res = await post({ name: '   ', price: '100', kind: 'castle', extra: true });
+    const res = await as(ctx, none).post('/api/test/things', { name: '   ', price: '100', kind: 'castle', extra: true });
     expect(res.statusCode).toBe(400);
     const { details } = res.json();
     expect(Object.keys(details).sort()).toEqual(['extra', 'kind', 'name', 'price']);
@@ -306,34 +304,34 @@ describe('validation errors', () => {
   });
 
   test('a wrong type is 400 (bodies are never coerced) and a missing required field is named', async () => {
-    const wrongType = await post({ ...valid, price: '1500000' });
+    const wrongType = await as(ctx, none).post('/api/test/things', { ...valid, price: '1500000' });
     expect(wrongType.statusCode).toBe(400);
     expect(wrongType.json().details).toEqual({ price: expect.stringMatching(/number/) });
-    const missing = await post({ name: 'x', kind: 'lot' });
+    const missing = await as(ctx, none).post('/api/test/things', { name: 'x', kind: 'lot' });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().details).toEqual({ price: 'is required' });
-    const nullRequired = await post({ ...valid, name: null });
+    const nullRequired = await as(ctx, none).post('/api/test/things', { ...valid, name: null });
     expect(nullRequired.statusCode).toBe(400);
     expect(Object.keys(nullRequired.json().details)).toEqual(['name']);
   });
 
   test('a nullable field accepts null', async () => {
-    const res = await post({ ...valid, price_range: null });
+    const res = await as(ctx, none).post('/api/test/things', { ...valid, price_range: null });
     expect(res.statusCode).toBe(201);
     expect(res.json().price_range).toBeNull();
   });
 
   test('malformed JSON → 400 details.body', async () => {
-    const res = await ctx.app.inject({ method: 'POST', url: '/api/test/things', headers: { 'content-type': 'application/json' }, payload: '{"name": "x",' });
+    const res = await as(ctx, none, { headers: { 'content-type': 'application/json' } }).post('/api/test/things', '{"name": "x",');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'Validation error', details: { body: expect.any(String) } });
   });
 
   test('an empty JSON body and a body that is not an object → 400 details.body', async () => {
-    const empty = await ctx.app.inject({ method: 'POST', url: '/api/test/things', headers: { 'content-type': 'application/json' }, payload: '' });
+    const empty = await as(ctx, none, { headers: { 'content-type': 'application/json' } }).post('/api/test/things', '');
     expect(empty.statusCode).toBe(400);
     expect(Object.keys(empty.json().details)).toEqual(['body']);
-    const array = await ctx.app.inject({ method: 'POST', url: '/api/test/things', headers: { 'content-type': 'application/json' }, payload: '[1,2]' });
+    const array = await as(ctx, none, { headers: { 'content-type': 'application/json' } }).post('/api/test/things', '[1,2]');
     expect(array.statusCode).toBe(400);
     expect(Object.keys(array.json().details)).toEqual(['body']);
   });
@@ -349,16 +347,16 @@ describe('validation errors', () => {
 
 describe('other errors', () => {
   test('a body over 1 MiB → 413', async () => {
-    const res = await post({ name: 'big', price: 1, kind: 'lot', password: 'x'.repeat(1024 * 1024 + 10) });
+    const res = await as(ctx, none).post('/api/test/things', { name: 'big', price: 1, kind: 'lot', password: 'x'.repeat(1024 * 1024 + 10) });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ error: 'Payload too large', message: expect.any(String) });
   });
 
   test('an unsupported content type → 415; text is not JSON → 400, never 500', async () => {
-    const xml = await ctx.app.inject({ method: 'POST', url: '/api/test/things', headers: { 'content-type': 'application/xml' }, payload: '<thing/>' });
+    const xml = await as(ctx, none, { headers: { 'content-type': 'application/xml' } }).post('/api/test/things', '<thing/>');
     expect(xml.statusCode).toBe(415);
     expect(xml.json()).toMatchObject({ error: 'Unsupported media type', message: expect.any(String) });
-    const text = await ctx.app.inject({ method: 'POST', url: '/api/test/things', headers: { 'content-type': 'text/plain' }, payload: '{"name":"x"}' });
+    const text = await as(ctx, none, { headers: { 'content-type': 'text/plain' } }).post('/api/test/things', '{"name":"x"}');
     expect(text.statusCode).toBe(400);
     expect(text.json().error).toBe('Validation error');
   });
@@ -368,13 +366,13 @@ describe('other errors', () => {
     expect(route.status).toBe(404);
     expect(route.body).toEqual({ error: 'Resource not found', message: expect.stringContaining('/api/no-such-thing') });
     expect(route.body.message).not.toContain('x=1');
-    const method = await ctx.app.inject({ method: 'DELETE', url: '/api/health' });
+    const method = await as(ctx, none).delete('/api/health');
     expect(method.statusCode).toBe(404);
     expect(method.json().error).toBe('Resource not found');
   });
 
   test('an unexpected error → 500 with a fixed body: no message, stack or SQL of its own', async () => {
-    const res = await ctx.app.inject({ method: 'GET', url: '/api/test/boom' });
+    const res = await as(ctx, none).get('/api/test/boom');
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ error: 'Internal server error', message: 'An unexpected error occurred' });
     expect(res.body).not.toMatch(/secret_table|password_hash|stack|at \//);
@@ -382,19 +380,19 @@ describe('other errors', () => {
   });
 
   test('database constraint violations → 409, not 500', async () => {
-    const duplicate = await ctx.app.inject({ method: 'POST', url: '/api/test/duplicate' });
+    const duplicate = await as(ctx, none).post('/api/test/duplicate');
     expect(duplicate.statusCode).toBe(409);
     expect(duplicate.json()).toEqual({ error: 'Conflict', message: expect.any(String) });
     expect(duplicate.body).not.toMatch(/collection_versions|insert/i);
-    const dangling = await ctx.app.inject({ method: 'POST', url: '/api/test/dangling' });
+    const dangling = await as(ctx, none).post('/api/test/dangling');
     expect(dangling.statusCode).toBe(409);
     expect(dangling.json().error).toBe('Conflict');
   });
 
   test('every answer carries a request id; a sane incoming one is echoed', async () => {
-    const res = await ctx.app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'trace-123' } });
+    const res = await as(ctx, none, { headers: { 'x-request-id': 'trace-123' } }).get('/api/health');
     expect(res.headers['x-request-id']).toBe('trace-123');
-    const generated = await ctx.app.inject({ method: 'GET', url: '/api/health' });
+    const generated = await as(ctx, none).get('/api/health');
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

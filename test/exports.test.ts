@@ -1,7 +1,8 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { projects } from '../src/db/schema/index.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext, touched } from './helpers.js';
+import { make } from './factories.js';
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;
@@ -13,13 +14,8 @@ beforeAll(async () => {
 });
 afterAll(async () => { await ctx?.close(); });
 
-const post = async (url: string, payload: object) => {
-  const res = await ctx.app.inject({ method: 'POST', url, headers: staff.headers, payload });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json();
-};
-async function exportCsv(path: string, headers = staff.headers) {
-  const res = await ctx.app.inject({ method: 'GET', url: path, headers });
+async function exportCsv(path: string) {
+  const res = await as(ctx, staff).get(path);
   expect(res.statusCode, res.body).toBe(200);
   expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
   const rows: string[][] = parse(res.body);
@@ -27,9 +23,9 @@ async function exportCsv(path: string, headers = staff.headers) {
 }
 
 test('leads export: filters, q and sort apply; nested objects become columns; injection is neutralised', async () => {
-  await post('/api/crm/leads', { first_name: '=SUM(A1)', last_name: 'Alpha', email: 'a@example.com', status: 'qualified', assigned_to: staff.id, notes: 'line one\nline, two "quoted"' });
-  await post('/api/crm/leads', { first_name: 'Bea', last_name: 'Beta', phone: '+63 900', status: 'new' });
-  await post('/api/crm/leads', { first_name: 'Cid', last_name: 'Gamma', email: 'c@example.com', status: 'qualified' });
+  await make.lead(ctx, { first_name: '=SUM(A1)', last_name: 'Alpha', email: 'a@example.com', status: 'qualified', assigned_to: staff.id, notes: 'line one\nline, two "quoted"' }, staff);
+  await make.lead(ctx, { first_name: 'Bea', last_name: 'Beta', phone: '+63 900', status: 'new' }, staff);
+  await make.lead(ctx, { first_name: 'Cid', last_name: 'Gamma', email: 'c@example.com', status: 'qualified' }, staff);
 
   const all = await exportCsv('/api/crm/leads/export?sort=last_name&order=asc');
   expect(all.res.headers['content-disposition']).toBe(`attachment; filename="leads-${today()}.csv"`);
@@ -47,19 +43,18 @@ test('leads export: filters, q and sort apply; nested objects become columns; in
   expect(qualified.records.map((r) => r.last_name).sort()).toEqual(['Alpha', 'Gamma']);
   const searched = await exportCsv('/api/crm/leads/export?q=gamm');
   expect(searched.records.map((r) => r.last_name)).toEqual(['Gamma']);
-  const none = await exportCsv('/api/crm/leads/export?status=lost');
-  expect(none.records).toEqual([]);
-  expect(none.header[0]).toBe('id');
+  const empty = await exportCsv('/api/crm/leads/export?status=lost');
+  expect(empty.records).toEqual([]);
+  expect(empty.header[0]).toBe('id');
 
-  const paged = await ctx.app.inject({ method: 'GET', url: '/api/crm/leads/export?page=2', headers: staff.headers });
+  const paged = await as(ctx, staff).get('/api/crm/leads/export?page=2');
   expect(paged.statusCode).toBe(400);
 });
 
 test('export streams every row across batches', async () => {
   const { leads } = await import('../src/db/schema/index.js');
-  const { touch } = await import('../src/data/changes.js');
   await ctx.database.db.insert(leads).values(Array.from({ length: 2500 }, (_, i) => ({ first_name: `Bulk${i}`, last_name: 'Bulk', email: `bulk${i}@example.com`, source: 'event' as const })));
-  await touch(ctx.database.db, 'leads');
+  await touched(ctx.database, 'leads');
   const bulk = await exportCsv('/api/crm/leads/export?source=event');
   expect(bulk.records).toHaveLength(2500);
   expect(new Set(bulk.records.map((r) => r.id)).size).toBe(2500);
@@ -67,10 +62,10 @@ test('export streams every row across batches', async () => {
 
 test('reservations, inventory, inquiries and newsletters export', async () => {
   const [project] = await ctx.database.db.insert(projects).values({ name: 'Arcadia Residences', slug: 'arcadia', status: 'active', type: 'residential' }).returning();
-  const unit = await post('/api/crm/inventory', { project_id: project.id, block: '3', lot: '12', price: 2500000 });
-  await post('/api/crm/reservations', { inventory_id: unit.id, client_name: '+Client', email: 'client@example.com' });
-  await post('/api/crm/inquiries', { name: 'Ina', email: 'ina@example.com', subject: '@home', message: 'Hi' });
-  await post('/api/crm/newsletters', { email: 'news@example.com', name: 'News' });
+  const unit = await make.unit(ctx, { project_id: project.id, block: '3', lot: '12', price: 2500000 }, staff);
+  await make.reservation(ctx, { inventory_id: unit.id, client_name: '+Client', email: 'client@example.com' }, staff);
+  await make.inquiry(ctx, { name: 'Ina', email: 'ina@example.com', subject: '@home', message: 'Hi' }, staff);
+  await make.newsletter(ctx, { email: 'news@example.com', name: 'News' }, staff);
 
   const reservations = await exportCsv('/api/crm/reservations/export?status=pending');
   expect(reservations.res.headers['content-disposition']).toContain(`reservations-${today()}.csv`);
@@ -105,7 +100,7 @@ test('users and activity-logs export (iam); permission is can_read of the module
   expect(changes).toHaveProperty('after');
 
   const reader = await createUser(ctx, { crm: 'r' });
-  expect((await ctx.app.inject({ method: 'GET', url: '/api/crm/leads/export', headers: reader.headers })).statusCode).toBe(200);
-  expect((await ctx.app.inject({ method: 'GET', url: '/api/iam/users/export', headers: reader.headers })).statusCode).toBe(403);
-  expect((await ctx.app.inject({ method: 'GET', url: '/api/crm/leads/export' })).statusCode).toBe(401);
+  expect((await as(ctx, reader).get('/api/crm/leads/export')).statusCode).toBe(200);
+  expect((await as(ctx, reader).get('/api/iam/users/export')).statusCode).toBe(403);
+  expect((await as(ctx, none).get('/api/crm/leads/export')).statusCode).toBe(401);
 });

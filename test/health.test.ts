@@ -4,7 +4,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type Database, openDatabase } from '../src/db/client.js';
-import { createTestApp, createTestDatabase, serverUrl, type TestContext } from './helpers.js';
+import { as, createTestApp, createTestDatabase, none, serverUrl, type TestContext } from './helpers.js';
 
 /**
  * A TCP proxy between the service and a real PostgreSQL wire server, to take the database away and bring it back:
@@ -105,7 +105,7 @@ afterAll(async () => {
 
 const health = async () => {
   const started = Date.now();
-  const res = await ctx.app.inject({ method: 'GET', url: '/api/health' });
+  const res = await as(ctx, none).get('/api/health');
   return { status: res.statusCode, body: res.json(), ms: Date.now() - started };
 };
 

@@ -1,41 +1,69 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { inject } from 'vitest';
 import { type App, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
-import { type Database, openDatabase } from '../src/db/client.js';
+import { touch } from '../src/data/changes.js';
+import { type Database, type Executor, openDatabase } from '../src/db/client.js';
 
 /** PostgreSQL server to test against (DATABASE_URL), or undefined for PGlite. */
 export const serverUrl = process.env.DATABASE_URL || undefined;
 export const redisUrl = process.env.REDIS_URL || undefined;
 
-/** A fresh, migrated database: PGlite in memory, or a new database on the DATABASE_URL server. */
-export async function createTestDatabase(): Promise<Database & { url?: string }> {
-  if (!serverUrl) {
-    const database = await openDatabase({ dataDir: 'memory://' });
-    await database.migrate();
-    return database;
+let templateDump: Promise<Blob> | undefined;
+
+/** The migrated PGlite database the global setup dumped, read once per worker. */
+function pgliteTemplate(): Promise<Blob> {
+  const file = inject('pgliteTemplate');
+  if (!file) throw new Error('no PGlite template: test/global-setup.ts must run first (see vitest.config.ts)');
+  templateDump ??= readFile(file).then((bytes) => new Blob([bytes]));
+  return templateDump;
+}
+
+/** Runs one statement on the server's maintenance connection. */
+async function onServer(text: string) {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
   }
+}
+
+/**
+ * A fresh, migrated database: PGlite in memory (or in `dataDir`, e.g. for a service process to open), or a new
+ * database on the DATABASE_URL server. Either is a copy of the template the global setup migrated once for the run.
+ */
+export async function createTestDatabase(options: { dataDir?: string } = {}): Promise<Database & { url?: string }> {
+  if (!serverUrl) return openDatabase({ dataDir: options.dataDir ?? 'memory://', loadDataDir: await pgliteTemplate() });
+  const template = inject('postgresTemplate');
+  if (!template) throw new Error('no PostgreSQL template: test/global-setup.ts must run first (see vitest.config.ts)');
   const name = `pms_test_${uuidv7().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await onServer(`create database ${name} template ${template}`);
+      break;
+    } catch (err) {
+      // 55006: the template is being accessed by other users (another worker copying it this very moment).
+      if ((err as { code?: string }).code !== '55006' || attempt >= 50) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const database = await openDatabase({ url: url.toString() });
-  await database.migrate();
   const close = database.close;
   return Object.assign(database, {
     url: url.toString(),
     close: async () => {
       await close();
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists ${name} with (force)`);
-      await dropper.end();
+      await onServer(`drop database if exists ${name} with (force)`);
     },
   });
 }
@@ -123,9 +151,7 @@ export async function createUser(ctx: TestContext, grants: Grants = {}, fields: 
     can_delete: letters!.includes('d'),
   }));
   if (rows.length) await ctx.database.db.insert(moduleAccess).values(rows);
-  // Written behind the API's back: tell cached list totals, as every real mutation does.
-  const { touch } = await import('../src/data/changes.js');
-  await touch(ctx.database.db, 'users');
+  await touched(ctx.database, 'users');
   const token = await login(ctx, email, password);
   return { id: user.id, email, name: user.name, password, token, headers: { authorization: `Bearer ${token}` } };
 }
@@ -135,4 +161,65 @@ export async function login(ctx: TestContext, email: string, password: string): 
   const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } });
   if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
   return res.json().session.token;
+}
+
+/**
+ * Rows written behind the API's back (direct inserts, updates, deletes): tell the service that these resources
+ * changed, as every real mutation does in its transaction, so cached list totals are recounted. The one place
+ * tests do this; `database` is a test database, its drizzle handle or an open transaction.
+ */
+export async function touched(database: Database | Executor, ...resources: string[]) {
+  const db = 'queryObservers' in database ? database.db : database;
+  for (const resource of resources) await touch(db, resource);
+}
+
+/** Signed out: a request without any session. */
+export const none = Object.freeze({ signedOut: true } as const);
+/** Who sends a request: a created test user (by its token), a raw session token, or `none`. */
+export type Who = { token: string } | string | typeof none;
+export type Headers = Record<string, string>;
+export type Reply = LightMyRequestResponse;
+
+/**
+ * Requests to the app as `who`: `as(ctx, user).get(url)`, `.post(url, body)`, `.patch(url, body)`, `.put(url, body)`,
+ * `.delete(url)`, or `.request(method, url, body)`. `options.headers` go with every request of this client (each method takes more headers last),
+ * `options.remoteAddress` is the client's address. Answers are the inject responses (`.statusCode`, `.headers`,
+ * `.body`, `.json<T>()`).
+ */
+export function as(ctx: { app: App }, who: Who, options: { headers?: Headers; remoteAddress?: string } = {}) {
+  const token = typeof who === 'string' ? who : 'token' in who ? who.token : undefined;
+  const session: Headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  const send = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Headers = {}): Promise<Reply> =>
+    ctx.app.inject({
+      method, url, payload: payload as string | object | Buffer | undefined, headers: { ...session, ...options.headers, ...extra },
+      ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
+    });
+  return {
+    get: (url: string, headers?: Headers) => send('GET', url, undefined, headers),
+    post: (url: string, body?: unknown, headers?: Headers) => send('POST', url, body, headers),
+    patch: (url: string, body?: unknown, headers?: Headers) => send('PATCH', url, body, headers),
+    put: (url: string, body?: unknown, headers?: Headers) => send('PUT', url, body, headers),
+    delete: (url: string, headers?: Headers) => send('DELETE', url, undefined, headers),
+    /** Any method, e.g. when a test goes through several. */
+    request: send,
+  };
+}
+
+/** How often waits look again: they end about as soon as their condition holds. */
+export const POLL_MS = 10;
+
+/** Resolves once `condition` holds; checks every POLL_MS, fails after `timeoutMs`. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition') {
+  await eventually(async () => ((await condition()) ? true : undefined), what, timeoutMs);
+}
+
+/** The first value `find` returns other than undefined; looks every POLL_MS, fails after `timeoutMs`. */
+export async function eventually<T>(find: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await find();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
 }

@@ -1,7 +1,7 @@
 import { and, eq, ilike, or, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, leads, type LEAD_STATUSES } from '../src/db/schema/index.js';
-import { countQueries, createTestApp, createUser, type TestContext } from './helpers.js';
+import { countQueries, createTestApp, createUser, type TestContext, touched } from './helpers.js';
 
 // Exact totals under writes (issue 11): a cached total is brought forward by the changes logged since it was counted,
 // without counting again, and stays equal to count(*) while many requests write and read at once.
@@ -78,10 +78,9 @@ describe('totals are brought forward, not recounted', () => {
   });
 
   test('a change written behind the API (touch) makes the next total a count', async () => {
-    const { touch } = await import('../src/data/changes.js');
     await list('?status=lost');
     await ctx.database.db.insert(leads).values({ first_name: 'Bulk', last_name: 'Insert', email: 'bulk@example.com', status: 'lost' });
-    await touch(ctx.database.db, 'leads');
+    await touched(ctx.database, 'leads');
     expect(await countQueries(ctx.database, COUNT, async () => expect(await list('?status=lost')).toBe(await counted(eq(leads.status, 'lost'))))).toBe(2);
   });
 
@@ -141,9 +140,8 @@ describe('deep pages', () => {
   };
 
   test('a page past offset 1,000 is the same whether read by offset or from a remembered row, across writes before it', async () => {
-    const { touch } = await import('../src/data/changes.js');
     await ctx.database.db.insert(leads).values(Array.from({ length: 1300 }, (_, i) => ({ first_name: `Deep${i}`, last_name: 'Page', email: `deep${i}@example.com`, status: 'qualified' as const })));
-    await touch(ctx.database.db, 'leads');
+    await touched(ctx.database, 'leads');
     const KEYSET = /\) <= \(|\) >= \(/;
     for (const order of ['desc', 'asc'] as const) {
       const query = `?status=qualified&page=111&limit=10&order=${order}`; // offset 1,100

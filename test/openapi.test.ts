@@ -7,7 +7,7 @@ import { equals } from '../src/data/filters.js';
 import { defineResource } from '../src/data/resource.js';
 import { listQuerySchema } from '../src/http/list-query.js';
 import { Paginated, StringEnum } from '../src/http/schemas.js';
-import { createTestApp, type TestContext } from './helpers.js';
+import { as, createTestApp, none, type TestContext } from './helpers.js';
 
 const spec = defineResource({
   name: 'leads',
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 test('GET /api/openapi.json is public and a valid OpenAPI 3.1 document generated from the routes', async () => {
-  const res = await ctx.app.inject({ method: 'GET', url: '/api/openapi.json' });
+  const res = await as(ctx, none).get('/api/openapi.json');
   expect(res.statusCode).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   const doc = res.json();
@@ -62,7 +62,7 @@ test('GET /api/openapi.json is public and a valid OpenAPI 3.1 document generated
 });
 
 test('list parameters are documented, optional, with their defaults and the sortable fields', async () => {
-  const doc = (await ctx.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  const doc = (await as(ctx, none).get('/api/openapi.json')).json();
   const parameters: any[] = doc.paths['/api/test/leads'].get.parameters;
   const byName = Object.fromEntries(parameters.map((p) => [p.name, p]));
   expect(Object.keys(byName).sort()).toEqual(['limit', 'order', 'page', 'q', 'sort', 'status']);
@@ -79,10 +79,10 @@ test('list parameters are documented, optional, with their defaults and the sort
 
 test('GET /api/docs serves the interactive reference as HTML, pointing at the document', async () => {
   let url = '/api/docs';
-  let res = await ctx.app.inject({ method: 'GET', url });
+  let res = await as(ctx, none).get(url);
   for (let hops = 0; hops < 3 && res.statusCode >= 300 && res.statusCode < 400; hops++) {
     url = new URL(String(res.headers.location), 'http://localhost').pathname;
-    res = await ctx.app.inject({ method: 'GET', url });
+    res = await as(ctx, none).get(url);
   }
   expect(res.statusCode).toBe(200);
   expect(res.headers['content-type']).toMatch(/^text\/html/);

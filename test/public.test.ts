@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
+import { make } from './factories.js';
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;
@@ -9,21 +10,15 @@ beforeAll(async () => {
 });
 afterAll(async () => { await ctx?.close(); });
 
-const post = async (url: string, payload: object) => {
-  const res = await ctx.app.inject({ method: 'POST', url, headers: staff.headers, payload });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
-};
-const get = (url: string, headers: Record<string, string> = {}) => ctx.app.inject({ method: 'GET', url, headers });
 
 test('only published records whose publish date has come appear, in list and by slug', async () => {
   const past = new Date(Date.now() - 86_400_000).toISOString();
   const future = new Date(Date.now() + 86_400_000).toISOString();
-  await post('/api/cms/projects', { name: 'Public Park', status: 'active', type: 'residential', published: true, publish_date: past, description: 'Detail only' });
-  await post('/api/cms/projects', { name: 'Draft Park', status: 'active', type: 'residential', published: false });
-  await post('/api/cms/projects', { name: 'Future Park', status: 'upcoming', type: 'residential', published: true, publish_date: future });
+  await make.project(ctx, { name: 'Public Park', status: 'active', type: 'residential', published: true, publish_date: past, description: 'Detail only' }, staff);
+  await make.project(ctx, { name: 'Draft Park', status: 'active', type: 'residential', published: false }, staff);
+  await make.project(ctx, { name: 'Future Park', status: 'upcoming', type: 'residential', published: true, publish_date: future }, staff);
 
-  const list = await get('/api/public/projects');
+  const list = await as(ctx, none).get('/api/public/projects');
   expect(list.statusCode).toBe(200);
   expect(list.json().data.map((p: any) => p.name)).toEqual(['Public Park']);
   expect(list.json().pagination).toEqual({ page: 1, limit: 10, total: 1, totalPages: 1 });
@@ -32,65 +27,65 @@ test('only published records whose publish date has come appear, in list and by 
   expect(list.headers['cache-control']).toMatch(/max-age=\d+/);
   expect(list.headers.etag).toBeTruthy();
 
-  const detail = await get('/api/public/projects/public-park');
+  const detail = await as(ctx, none).get('/api/public/projects/public-park');
   expect(detail.statusCode).toBe(200);
   expect(detail.json()).toMatchObject({ name: 'Public Park', description: 'Detail only', galleries: [] });
-  expect((await get('/api/public/projects/draft-park')).statusCode).toBe(404);
-  expect((await get('/api/public/projects/future-park')).statusCode).toBe(404);
+  expect((await as(ctx, none).get('/api/public/projects/draft-park')).statusCode).toBe(404);
+  expect((await as(ctx, none).get('/api/public/projects/future-park')).statusCode).toBe(404);
 
-  const revalidated = await get('/api/public/projects', { 'if-none-match': list.headers.etag as string });
+  const revalidated = await as(ctx, none).get('/api/public/projects', { 'if-none-match': list.headers.etag as string });
   expect(revalidated.statusCode).toBe(304);
 });
 
 test('articles: published only, no author e-mail, no internal filters', async () => {
-  await post('/api/cms/articles', { title: 'Hello World', content: '# Hi\n\nBody text', type: 'news', published: true });
-  await post('/api/cms/articles', { title: 'Secret Draft', content: 'x', type: 'news' });
-  const list = await get('/api/public/articles');
+  await make.article(ctx, { title: 'Hello World', content: '# Hi\n\nBody text', type: 'news', published: true }, staff);
+  await make.article(ctx, { title: 'Secret Draft', content: 'x', type: 'news' }, staff);
+  const list = await as(ctx, none).get('/api/public/articles');
   expect(list.json().data.map((a: any) => a.title)).toEqual(['Hello World']);
   expect(list.json().data[0]).not.toHaveProperty('content');
-  const detail = await get('/api/public/articles/hello-world');
+  const detail = await as(ctx, none).get('/api/public/articles/hello-world');
   expect(detail.statusCode).toBe(200);
   expect(detail.json().content).toContain('Body text');
   expect(detail.json().author).toEqual({ id: staff.id, name: staff.name });
   expect(JSON.stringify(detail.json())).not.toContain(staff.email);
-  expect((await get('/api/public/articles/secret-draft')).statusCode).toBe(404);
-  expect((await get('/api/public/articles?published=false')).statusCode).toBe(400);
+  expect((await as(ctx, none).get('/api/public/articles/secret-draft')).statusCode).toBe(404);
+  expect((await as(ctx, none).get('/api/public/articles?published=false')).statusCode).toBe(400);
 });
 
 test('careers and amenities', async () => {
-  await post('/api/cms/careers', { title: 'Site Engineer', department: 'Engineering', location: 'Manila', employment_type: 'full-time', published: true, description: 'Build things' });
-  await post('/api/cms/careers', { title: 'Hidden Role', department: 'Engineering', location: 'Manila', employment_type: 'contract' });
-  await post('/api/cms/amenities', { name: 'Clubhouse' });
-  const careers = await get('/api/public/careers?department=Engineering');
+  await make.career(ctx, { title: 'Site Engineer', department: 'Engineering', location: 'Manila', employment_type: 'full-time', published: true, description: 'Build things' }, staff);
+  await make.career(ctx, { title: 'Hidden Role', department: 'Engineering', location: 'Manila', employment_type: 'contract' }, staff);
+  await make.amenity(ctx, { name: 'Clubhouse' }, staff);
+  const careers = await as(ctx, none).get('/api/public/careers?department=Engineering');
   expect(careers.json().data.map((c: any) => c.title)).toEqual(['Site Engineer']);
-  expect((await get('/api/public/careers/site-engineer')).json().description).toBe('Build things');
-  expect((await get('/api/public/careers/hidden-role')).statusCode).toBe(404);
-  const amenities = await get('/api/public/amenities');
+  expect((await as(ctx, none).get('/api/public/careers/site-engineer')).json().description).toBe('Build things');
+  expect((await as(ctx, none).get('/api/public/careers/hidden-role')).statusCode).toBe(404);
+  const amenities = await as(ctx, none).get('/api/public/amenities');
   expect(amenities.json().data.map((a: any) => a.name)).toContain('Clubhouse');
 });
 
 test('a public inquiry reaches staff as unread', async () => {
-  const res = await ctx.app.inject({ method: 'POST', url: '/api/public/inquiries', payload: { name: 'Ana', email: 'Ana@Example.com', subject: 'Price list', message: 'Please send it' } });
+  const res = await as(ctx, none).post('/api/public/inquiries', { name: 'Ana', email: 'Ana@Example.com', subject: 'Price list', message: 'Please send it' });
   expect(res.statusCode).toBe(201);
-  const staffList = await get('/api/crm/inquiries?status=unread', staff.headers);
+  const staffList = await as(ctx, staff).get('/api/crm/inquiries?status=unread');
   expect(staffList.json().data.map((i: any) => i.id)).toContain(res.json().id);
-  const bad = await ctx.app.inject({ method: 'POST', url: '/api/public/inquiries', payload: { name: 'Ana', email: 'nope', subject: 'x', message: 'y' } });
+  const bad = await as(ctx, none).post('/api/public/inquiries', { name: 'Ana', email: 'nope', subject: 'x', message: 'y' });
   expect(bad.statusCode).toBe(400);
   expect(bad.json().details.email).toBeTruthy();
 });
 
 test('public newsletter answers identically for new, subscribed and unsubscribed addresses', async () => {
-  const send = (email: string) => ctx.app.inject({ method: 'POST', url: '/api/public/newsletter', payload: { email } });
+  const send = (email: string) => as(ctx, none).post('/api/public/newsletter', { email });
   const first = await send('reader@example.com');
   const again = await send('reader@example.com');
-  const subs = await get('/api/crm/newsletters', staff.headers);
+  const subs = await as(ctx, staff).get('/api/crm/newsletters');
   const sub = subs.json().data.find((s: any) => s.email === 'reader@example.com');
-  await ctx.app.inject({ method: 'PATCH', url: `/api/crm/newsletters/${sub.id}`, headers: staff.headers, payload: { status: 'unsubscribed' } });
+  await as(ctx, staff).patch(`/api/crm/newsletters/${sub.id}`, { status: 'unsubscribed' });
   const back = await send('reader@example.com');
   expect([first.statusCode, again.statusCode, back.statusCode]).toEqual([200, 200, 200]);
   expect(again.body).toBe(first.body);
   expect(back.body).toBe(first.body);
-  const after = await get(`/api/crm/newsletters?status=subscribed`, staff.headers);
+  const after = await as(ctx, staff).get(`/api/crm/newsletters?status=subscribed`);
   expect(after.json().data.map((s: any) => s.email)).toContain('reader@example.com');
   expect((await send('not-an-address')).statusCode).toBe(400);
 });

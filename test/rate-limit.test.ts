@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 const LIMITS = { AUTH_RATE_LIMIT: '5', WRITE_RATE_LIMIT: '30', READ_RATE_LIMIT: '100' };
 let ctx: TestContext;
@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 const loginFrom = (c: TestContext, ip: string) =>
-  c.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'nobody@example.com', password: 'Wrong!pass1' }, remoteAddress: ip });
+  as(c, none, { remoteAddress: ip }).post('/api/auth/login', { email: 'nobody@example.com', password: 'Wrong!pass1' });
 
 function expectLimitHeaders(res: { headers: Record<string, unknown> }, limit: number) {
   expect(Number(res.headers['x-ratelimit-limit'])).toBe(limit);
@@ -52,10 +52,10 @@ describe('credential endpoints: AUTH_RATE_LIMIT per IP', () => {
     const ip = nextIp();
     for (let i = 0; i < 3; i++) expect((await loginFrom(ctx, ip)).statusCode).toBe(401);
     for (let i = 0; i < 2; i++) {
-      const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/forgot-password', payload: { email: 'x@example.com' }, remoteAddress: ip });
+      const res = await as(ctx, none, { remoteAddress: ip }).post('/api/auth/forgot-password', { email: 'x@example.com' });
       expect(res.statusCode).toBe(200);
     }
-    expect429(await ctx.app.inject({ method: 'POST', url: '/api/auth/reset-password', payload: { token: 'x', password: 'Str0ng!pass' }, remoteAddress: ip }), 5);
+    expect429(await as(ctx, none, { remoteAddress: ip }).post('/api/auth/reset-password', { token: 'x', password: 'Str0ng!pass' }), 5);
   });
 });
 
@@ -69,7 +69,7 @@ describe('reads and writes: per user', () => {
   });
 
   test('the 31st write by one user is 429 (403s count too); another user is unaffected', async () => {
-    const write = (who: typeof a) => ctx.app.inject({ method: 'POST', url: '/api/cms/amenities', payload: { name: 'x' }, headers: who.headers });
+    const write = (who: typeof a) => as(ctx, who).post('/api/cms/amenities', { name: 'x' });
     for (let i = 0; i < 30; i++) {
       const res = await write(a);
       expect(res.statusCode).toBe(403);
@@ -80,11 +80,11 @@ describe('reads and writes: per user', () => {
     expect(other.statusCode).toBe(403);
     expect(Number(other.headers['x-ratelimit-remaining'])).toBe(29);
     // Reads are a separate bucket.
-    expect((await ctx.app.inject({ method: 'GET', url: '/api/auth/session', headers: a.headers })).statusCode).toBe(200);
+    expect((await as(ctx, a).get('/api/auth/session')).statusCode).toBe(200);
   });
 
   test('the 101st read by one user is 429; another user is unaffected', async () => {
-    const read = (who: typeof a) => ctx.app.inject({ method: 'GET', url: '/api/auth/session', headers: who.headers });
+    const read = (who: typeof a) => as(ctx, who).get('/api/auth/session');
     // The previous test spent one read of a's.
     for (let i = 0; i < 99; i++) {
       const res = await read(a);
@@ -99,7 +99,7 @@ describe('reads and writes: per user', () => {
 
   test('signed-out requests are limited per IP, with the headers on 401s', async () => {
     const ip = nextIp();
-    const res = await ctx.app.inject({ method: 'GET', url: '/api/cms/amenities', remoteAddress: ip });
+    const res = await as(ctx, none, { remoteAddress: ip }).get('/api/cms/amenities');
     expect(res.statusCode).toBe(401);
     expectLimitHeaders(res, 100);
     expect(Number(res.headers['x-ratelimit-remaining'])).toBe(99);
@@ -109,7 +109,7 @@ describe('reads and writes: per user', () => {
 test('/api/health is not limited', async () => {
   const ip = nextIp();
   for (let i = 0; i < 120; i++) {
-    const res = await ctx.app.inject({ method: 'GET', url: '/api/health', remoteAddress: ip });
+    const res = await as(ctx, none, { remoteAddress: ip }).get('/api/health');
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
   }

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs } from '../src/db/schema/index.js';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 const URL = '/api/cron/activity-logs-retention';
 let ctx: TestContext;
@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 const cron = (authorization?: string, c: TestContext = ctx) =>
-  c.app.inject({ method: 'POST', url: URL, headers: authorization ? { authorization } : {} });
+  as(c, none, { headers: authorization ? { authorization } : {} }).post(URL);
 
 const count = async (where = sql`true`) =>
   Number((await ctx.database.db.select({ n: sql<number>`count(*)::int` }).from(activityLogs).where(where))[0].n);
@@ -76,7 +76,7 @@ describe('purge', () => {
     await insertAged(5, 30, 'fresh');
     const admin = await createUser(ctx, { iam: 'r' });
     // The list total is not served stale after the purge.
-    const listed = async () => (await ctx.app.inject({ method: 'GET', url: '/api/iam/activity-logs?module=cms', headers: admin.headers })).json().pagination.total;
+    const listed = async () => (await as(ctx, admin).get('/api/iam/activity-logs?module=cms')).json().pagination.total;
     const before = await listed();
     expect(before).toBeGreaterThanOrEqual(200_005);
     const res = await cron('Bearer test-cron-secret');

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 const LIMIT = 1024;
 let ctx: TestContext;
@@ -52,12 +52,7 @@ function multipart(content: Buffer, filename = 'image.bin', field = 'file', cont
 }
 
 const upload = (content: Buffer, headers: Record<string, string>, filename?: string, field?: string, contentType?: string) =>
-  ctx.app.inject({
-    method: 'POST',
-    url: '/api/uploads',
-    headers: { ...headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
-    payload: multipart(content, filename, field, contentType),
-  });
+  as(ctx, none, { headers: { ...headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } }).post('/api/uploads', multipart(content, filename, field, contentType));
 
 const stored = () => readdirSync(ctx.config.uploadDir);
 
@@ -75,7 +70,7 @@ describe('uploads', () => {
     expect(url).toBe(`https://cdn.example.com${path}`);
     expect(path).not.toContain('holiday');
 
-    const served = await ctx.app.inject({ method: 'GET', url: path });
+    const served = await as(ctx, none).get(path);
     expect(served.statusCode).toBe(200);
     expect(served.headers['content-type']).toBe(type);
     expect(served.headers['x-content-type-options']).toBe('nosniff');
@@ -115,7 +110,7 @@ describe('uploads', () => {
   });
 
   test('permissions: none → 401; read/delete only or another module → 403', async () => {
-    const anonymous = await ctx.app.inject({ method: 'POST', url: '/api/uploads', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: multipart(PNG) });
+    const anonymous = await as(ctx, none, { headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } }).post('/api/uploads', multipart(PNG));
     expect(anonymous.statusCode).toBe(401);
     expect((await upload(PNG, readOnly.headers)).statusCode).toBe(403);
     expect((await upload(PNG, iamOnly.headers)).statusCode).toBe(403);
@@ -125,18 +120,15 @@ describe('uploads', () => {
     const wrongField = await upload(PNG, cms.headers, 'a.png', 'image');
     expect(wrongField.statusCode).toBe(400);
     expect(wrongField.json().details).toHaveProperty('file');
-    const json = await ctx.app.inject({ method: 'POST', url: '/api/uploads', headers: cms.headers, payload: { file: 'x' } });
+    const json = await as(ctx, cms).post('/api/uploads', { file: 'x' });
     expect(json.statusCode).toBe(415);
-    const noFile = await ctx.app.inject({
-      method: 'POST', url: '/api/uploads', headers: { ...cms.headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
-      payload: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${BOUNDARY}--\r\n`),
-    });
+    const noFile = await as(ctx, none, { headers: { ...cms.headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } }).post('/api/uploads', Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${BOUNDARY}--\r\n`));
     expect(noFile.statusCode).toBe(400);
   });
 
   test('GET /uploads/<name>: unknown or malformed names are 404 with an error body; no traversal', async () => {
     for (const url of ['/uploads/0123456789abcdef0123456789abcdef.png', '/uploads/..%2F..%2Fetc%2Fpasswd', '/uploads/..%2Fauth-secret', '/uploads/.hidden.part', '/uploads/x.svg']) {
-      const res = await ctx.app.inject({ method: 'GET', url });
+      const res = await as(ctx, none).get(url);
       expect(res.statusCode, url).toBe(404);
       expect(res.json().error).toBe('Resource not found');
     }

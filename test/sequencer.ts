@@ -1,0 +1,28 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The slowest files first, so that with two workers the long ones run alongside the many short ones instead of
+ * at the end. Their order here is by duration (longest first); every other file keeps vitest's own order.
+ */
+const SLOWEST = [
+  'test/crm-campaign-crash.test.ts',
+  'test/retention.test.ts',
+  'test/config.test.ts',
+  'test/auth-reset.test.ts',
+  'test/crm-campaigns.test.ts',
+  'test/auth-hashing.test.ts',
+];
+
+const rank = (spec: TestSpecification) => {
+  const path = spec.moduleId.replace(/\\/g, '/');
+  const index = SLOWEST.findIndex((file) => path.endsWith(`/${file}`));
+  return index < 0 ? SLOWEST.length : index;
+};
+
+export default class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    // Array.prototype.sort is stable: files outside SLOWEST keep the base order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
