@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, type TestContext, none } from './helpers.js';
 
 /**
  * CONTRACT §4: passwords are hashed with bcrypt (BCRYPT_COST) off the event loop. With the production cost,
@@ -90,7 +90,7 @@ test('a login storm: hashes take turns, and beyond a short queue a login is told
     const user = await createUser(storm, {}, { password: 'Storm-Passw0rd!' });
     const STORM = 60;
     const answers = await Promise.all(Array.from({ length: STORM }, () =>
-      storm.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'Storm-Passw0rd!' } })));
+      as(storm, none).post('/api/auth/login', { email: user.email, password: 'Storm-Passw0rd!' })));
     const refused = answers.filter((res) => res.statusCode === 429);
     expect(answers.filter((res) => res.statusCode === 200).length + refused.length).toBe(STORM);
     // 32 are admitted to wait for their turn; the others, which arrived while they waited, are refused at once.
@@ -100,7 +100,7 @@ test('a login storm: hashes take turns, and beyond a short queue a login is told
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
     // Once the queue drains, logins work again.
-    expect((await storm.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'Storm-Passw0rd!' } })).statusCode).toBe(200);
+    expect((await as(storm, none).post('/api/auth/login', { email: user.email, password: 'Storm-Passw0rd!' })).statusCode).toBe(200);
   } finally {
     await storm.close();
   }
