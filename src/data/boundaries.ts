@@ -1,5 +1,5 @@
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { type LoggedChange, type Snapshot, covers, visibleIn } from './changes.js';
+import { covers, type LoggedChange, netChange, type Snapshot, visibleIn, weightOf } from './changes.js';
 import { keyOf, type Predicate } from './filters.js';
 
 /** A remembered row of a walk (a list's filters and order): the row at `offset`, as of `snapshot`. */
@@ -57,25 +57,15 @@ export class Boundaries {
     const sortKey = keyOf(column);
     const idKey = keyOf(id);
     /** 1 when the row is in the walk before the boundary, 0 when not, undefined when that cannot be told. */
-    const before = (row: Record<string, unknown> | null): number | undefined => {
-      if (row === null) return 0;
+    const before = (row: Record<string, unknown>) => {
       const matches = predicate ? predicate.test(row) : true;
-      if (matches !== true) return matches === false ? 0 : undefined;
+      if (matches !== true) return weightOf(matches);
       const value = valueOf(row[sortKey]);
       if (Number.isNaN(value) || typeof row[idKey] !== 'string') return undefined;
       const rowId = String(row[idKey]);
       const precedes = value === at ? (descending ? rowId > boundary.id : rowId < boundary.id) : descending ? value > at : value < at;
-      return precedes ? 1 : 0;
+      return weightOf(precedes);
     };
-    let shift = 0;
-    for (const change of changes) {
-      if (visibleIn(change.xid, boundary.snapshot)) continue;
-      if (change.rowId === null) return undefined;
-      const was = before(change.before);
-      const is = before(change.after);
-      if (was === undefined || is === undefined) return undefined;
-      shift += is - was;
-    }
-    return shift;
+    return netChange(changes, boundary.snapshot, before);
   }
 }

@@ -71,3 +71,24 @@ export async function pruneChangeLog(db: Executor, olderThanMs = CHANGE_LOG_RETE
 
 /** Keeps the change log short. */
 export const changeLogPrune = defineJob('change-log-prune', async (_data, { database }) => pruneChangeLog(database.db), { schedule: '*/10 * * * *' });
+
+/** A predicate's answer as a weight: true counts 1, false 0, "cannot tell" nothing. */
+export const weightOf = (answer: boolean | undefined) => (answer === undefined ? undefined : answer ? 1 : 0);
+
+/**
+ * How many more rows count after the changes a snapshot had not seen than before them: each changed row is weighed
+ * before and after (1 if it counts, 0 if not); undefined when any cannot be weighed, or a change lists no row.
+ */
+export function netChange(changes: LoggedChange[], seen: Snapshot, weigh: (row: Record<string, unknown>) => 0 | 1 | undefined): number | undefined {
+  const weight = (row: Record<string, unknown> | null) => (row === null ? 0 : weigh(row));
+  let net = 0;
+  for (const change of changes) {
+    if (visibleIn(change.xid, seen)) continue;
+    if (change.rowId === null) return undefined;
+    const was = weight(change.before);
+    const is = weight(change.after);
+    if (was === undefined || is === undefined) return undefined;
+    net += is - was;
+  }
+  return net;
+}

@@ -3,7 +3,7 @@ import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { notFound } from '../errors.js';
-import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type LoggedChange, parseChanges, parseSnapshot, type Snapshot, visibleIn } from './changes.js';
+import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type LoggedChange, netChange, parseChanges, parseSnapshot, type Snapshot, weightOf } from './changes.js';
 import { allOf, is, keyOf, type Predicate } from './filters.js';
 import { type Boundary, Boundaries } from './boundaries.js';
 import type { ListDeclaration, Resource, SelectQuery, View } from './resource.js';
@@ -201,16 +201,9 @@ export class ListRunner {
   private bringForward(key: string, known: Counted[], snapshot: Snapshot, changes: LoggedChange[], predicate: Predicate | undefined): number | undefined {
     const base = [...known].reverse().find((counted) => covers(snapshot, counted.snapshot));
     if (!base || changes.length >= MAX_CHANGES) return undefined;
-    const matches = (row: Record<string, unknown> | null) => (row === null ? false : predicate ? predicate.test(row) : true);
-    let total = base.total;
-    for (const change of changes) {
-      if (visibleIn(change.xid, base.snapshot)) continue;
-      if (change.rowId === null) return undefined;
-      const was = matches(change.before);
-      const is = matches(change.after);
-      if (was === undefined || is === undefined) return undefined;
-      total += Number(is) - Number(was);
-    }
+    const net = netChange(changes, base.snapshot, (row) => weightOf(predicate ? predicate.test(row) : true));
+    if (net === undefined) return undefined;
+    const total = base.total + net;
     this.remember(key, { snapshot, total, at: Date.now() });
     return total;
   }
