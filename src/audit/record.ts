@@ -1,4 +1,5 @@
-import type { Executor } from '../db/client.js';
+import { v7 as uuidv7 } from 'uuid';
+import { clock } from '../clock.js';
 import { activityLogs, type ModuleName } from '../db/schema/index.js';
 import type { Actor } from '../data/actor.js';
 
@@ -45,16 +46,17 @@ export function diff(before: Record<string, unknown>, after: Record<string, unkn
 }
 
 /**
- * Writes the activity log of one changed record in the caller's transaction and returns it; null for an update that
- * changed nothing (no log is written then). Only the data layer's audited transaction calls it.
+ * The activity log of one changed record, ready to insert (id and time set here, so the caller knows the whole row
+ * without reading it back); null for an update that changed nothing (no log is written then).
  */
-export async function writeActivityLog(tx: Executor, actor: Actor, entry: ActivityEntry): Promise<ActivityLog | null> {
+export function activityLogOf(actor: Actor, entry: ActivityEntry): ActivityLog | null {
   const changes =
     entry.action === 'create' ? { before: {}, after: fields(entry.after) }
     : entry.action === 'delete' ? { before: fields(entry.before), after: {} }
     : diff(entry.before ?? {}, entry.after ?? {});
   if (entry.action === 'update' && Object.keys(changes.after).length === 0) return null;
-  const [log] = await tx.insert(activityLogs).values({
+  return {
+    id: uuidv7(),
     user_id: actor.userId,
     action: entry.action,
     module: entry.module,
@@ -63,6 +65,6 @@ export async function writeActivityLog(tx: Executor, actor: Actor, entry: Activi
     changes,
     ip_address: actor.ip,
     user_agent: actor.userAgent,
-  }).returning();
-  return log;
+    created_at: clock.now(),
+  };
 }

@@ -6,11 +6,9 @@ import { defineJob } from '../jobs/registry.js';
 /** One changed record as the change log keeps it: its table row (property names) before and after. */
 export type ChangeEntry = { resource: string; rowId: string; before?: Record<string, unknown> | null; after?: Record<string, unknown> | null };
 
-/** Appends changes in the caller's transaction (the audited path does this for every change). */
-export async function appendChanges(tx: Executor, entries: ChangeEntry[]) {
-  if (!entries.length) return;
-  await tx.insert(changeLog).values(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })));
-}
+/** The insert of change-log entries, to run in the change's transaction (the audited path does, for every change). */
+export const changeLogInsert = (tx: Executor, entries: ChangeEntry[]) =>
+  tx.insert(changeLog).values(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })));
 
 /** Says a resource changed in ways the log does not list (rows written in bulk, behind the API): its totals are recounted. */
 export async function touch(db: Executor, resource: string) {

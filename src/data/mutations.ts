@@ -1,10 +1,11 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { writeActivityLog } from '../audit/record.js';
+import { activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
+import { activityLogs } from '../db/schema/index.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
-import { appendChanges } from './changes.js';
+import { changeLogInsert } from './changes.js';
 import type { Resource, RowOf } from './resource.js';
 
 /** Values to insert or set on a resource's table. */
@@ -34,14 +35,15 @@ export class Work {
    * entry (both are listed resources). False for an update that changed nothing (nothing is written).
    */
   async audit(change: Change): Promise<boolean> {
-    const log = await writeActivityLog(this.tx, this.actor, {
+    const log = activityLogOf(this.actor, {
       action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
     });
     if (!log) return false;
-    await appendChanges(this.tx, [
+    // One statement (one round trip) for both: the log, and the change log's entries for the record and the log.
+    await this.tx.execute(sql`with log as (${this.tx.insert(activityLogs).values(log).getSQL()}) ${changeLogInsert(this.tx, [
       { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
       { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
-    ]);
+    ]).getSQL()}`);
     return true;
   }
 
