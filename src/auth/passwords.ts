@@ -1,5 +1,8 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { extname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { hash, verify } from '@node-rs/bcrypt';
+import { fileURLToPath } from 'node:url';
+import type { HashingAnswer, HashingJob, HashingRequest } from './hashing-process.js';
 import { tooManyRequests } from '../errors.js';
 
 /** CONTRACT §4: 8–128 characters with an upper-case letter, a lower-case letter, a digit and another character. */
@@ -17,42 +20,107 @@ export function passwordProblem(password: string): string | undefined {
 
 /**
  * bcrypt costs ~0.3 s of CPU at cost 12, so a login storm could take every core from the requests that are cheap.
- * Hashes run one at a time (on libuv's thread pool: the event loop never blocks), and requests that will hash are
- * admitted only while few wait: the rest are told when to retry, so none waits long.
+ * Hashes run in a child process of lower priority, one at a time (so never more than one core, and only what the
+ * rest of the service leaves), and requests that will hash are admitted only while the expected wait stays short:
+ * the rest are told when to retry, so none waits long.
  */
 class HashingGate {
-  private running = 0;
-  private queue: (() => void)[] = [];
+  private child?: ChildProcess;
+  private pending = new Map<number, { resolve: (value: string | boolean) => void; reject: (err: Error) => void }>();
+  private nextId = 0;
   private admitted = 0;
+  /** Wall time of a hash, lately (it grows when the service is busy and the hashing process gets little CPU). */
   private averageMs = 250;
-  constructor(private readonly concurrency = 1, private readonly maxAdmitted = 32) {}
 
-  /** Runs a request that will hash; 429 with Retry-After while too many already wait. */
+  private rooms: (() => void)[] = [];
+
+  /**
+   * @param maxAdmitted requests that may be hashing or waiting their turn
+   * @param maxWaitMs the longest expected wait for a turn that is still admitted
+   * @param knockMs how long a request that finds no room waits for some before it is refused (a client retrying at
+   *   once is slowed to a knock per `knockMs`, not a storm of refusals)
+   */
+  constructor(private readonly maxAdmitted = 32, private readonly maxWaitMs = 10_000, private readonly knockMs = 2_000) {}
+
+  private get hasRoom() {
+    return this.admitted < this.maxAdmitted && (this.admitted === 0 || this.admitted * this.averageMs <= this.maxWaitMs);
+  }
+
+  /** Runs a request that will hash; 429 with Retry-After when no room came up within a knock. */
   async admit<T>(request: () => Promise<T>): Promise<T> {
-    if (this.admitted >= this.maxAdmitted) {
-      const seconds = Math.max(1, Math.ceil((this.admitted * this.averageMs) / this.concurrency / 1000));
-      throw tooManyRequests(seconds, 'Too many sign-ins are being checked at once');
+    if (!this.hasRoom) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          const at = this.rooms.indexOf(wake);
+          if (at >= 0) this.rooms.splice(at, 1);
+          resolve();
+        }, this.knockMs);
+        this.rooms.push(wake);
+      });
+    }
+    if (!this.hasRoom) {
+      throw tooManyRequests(Math.max(1, Math.ceil((this.admitted * this.averageMs) / 1000)), 'Too many sign-ins are being checked at once');
     }
     this.admitted++;
     try {
       return await request();
     } finally {
       this.admitted--;
+      this.rooms.shift()?.();
     }
   }
 
-  async run<T>(hashing: () => Promise<T>): Promise<T> {
-    if (this.running < this.concurrency) this.running++;
-    else await new Promise<void>((resolve) => this.queue.push(resolve)); // handed the slot of a finished hash
+  hash(password: string, cost: number) {
+    return this.run({ op: 'hash', password, cost }) as Promise<string>;
+  }
+
+  verify(password: string, hash: string) {
+    return this.run({ op: 'verify', password, hash }) as Promise<boolean>;
+  }
+
+  private run(job: HashingJob): Promise<string | boolean> {
+    const child = this.process();
+    child.ref();
+    (child.channel as { ref?: () => void } | undefined)?.ref?.();
+    const id = ++this.nextId;
     const started = performance.now();
-    try {
-      return await hashing();
-    } finally {
+    return new Promise<string | boolean>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      child.send({ ...job, id } satisfies HashingRequest);
+    }).finally(() => {
       this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - started);
-      const next = this.queue.shift();
-      if (next) next();
-      else this.running--;
-    }
+    });
+  }
+
+  /** The hashing process, started on first use; it does not keep the service alive, and is restarted if it dies. */
+  private process(): ChildProcess {
+    if (this.child) return this.child;
+    const script = fileURLToPath(new URL(`./hashing-process${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+    const child = fork(script, [], { execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    child.on('message', (answer: HashingAnswer) => {
+      const waiting = this.pending.get(answer.id);
+      this.pending.delete(answer.id);
+      if (answer.error !== undefined) waiting?.reject(new Error(answer.error));
+      else waiting?.resolve(answer.result!);
+      if (this.pending.size === 0) this.release(child);
+    });
+    child.on('exit', () => {
+      if (this.child === child) this.child = undefined;
+      for (const [, waiting] of this.pending) waiting.reject(new Error('the hashing process exited'));
+      this.pending.clear();
+    });
+    this.child = child;
+    return child;
+  }
+
+  /** Idle: the hashing process must not keep the service (or a test run) from exiting. */
+  private release(child: ChildProcess) {
+    child.unref();
+    (child.channel as { unref?: () => void } | undefined)?.unref?.();
   }
 }
 
@@ -60,6 +128,6 @@ class HashingGate {
 export const hashing = new HashingGate();
 
 export const bcryptHasher = (cost: number) => ({
-  hash: (password: string) => hashing.run(() => hash(password, cost)),
-  verify: ({ hash: stored, password }: { hash: string; password: string }) => hashing.run(() => verify(password, stored)),
+  hash: (password: string) => hashing.hash(password, cost),
+  verify: ({ hash: stored, password }: { hash: string; password: string }) => hashing.verify(password, stored),
 });
