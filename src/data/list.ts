@@ -94,6 +94,8 @@ type Counted = { snapshot: Snapshot; total: number; at: number };
 
 /** Totals kept per filter: a few recent ones, so a request whose snapshot is a little behind the newest finds a base. */
 const KEPT_PER_FILTER = 4;
+/** Kept totals are at least this far apart in time, the newest excepted. */
+const KEEP_SPACING_MS = 250;
 /** More changes than this since a cached total: counting again is cheaper than testing them. */
 const MAX_CHANGES = 200;
 /** A cached total older than this is counted again (the change log it would need is kept much longer). */
@@ -243,6 +245,10 @@ export class ListRunner {
     const kept = this.totals.get(key);
     if (kept) {
       this.totals.delete(key); // re-inserted last: the map's order is least recently used first
+      // The newest is replaced while it is young, so the older ones stay spaced out in time: a request whose snapshot
+      // is a little behind the newest (many run at once) still finds one it covers, rather than counting again.
+      const newest = kept.at(-1);
+      if (newest && counted.at - newest.at < KEEP_SPACING_MS && kept.length > 1) kept.pop();
       kept.push(counted);
       if (kept.length > KEPT_PER_FILTER) kept.shift();
       this.totals.set(key, kept);
