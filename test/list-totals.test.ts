@@ -164,3 +164,23 @@ describe('deep pages', () => {
     }
   });
 });
+
+describe('an audited create in one statement', () => {
+  test('a lead, its activity log and its change-log entries are written by one statement, outside any transaction', async () => {
+    const statements: string[] = [];
+    const observe = (text: string) => statements.push(text);
+    ctx.database.queryObservers.add(observe);
+    try {
+      await createLead(7000, 'new');
+    } finally {
+      ctx.database.queryObservers.delete(observe);
+    }
+    const writes = statements.filter((text) => /^\s*(with|insert|update|delete|begin)/i.test(text));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toMatch(/^with created as \(insert into "leads".*log as \(insert into "activity_logs".*insert into "change_log"/s);
+    const [lead] = await ctx.database.db.select().from(leads).where(eq(leads.email, 'total7000@example.com'));
+    const logs = await ctx.database.db.select().from(activityLogs).where(eq(activityLogs.resource_id, lead.id));
+    expect(logs).toHaveLength(1);
+    expect(logs[0].changes).toMatchObject({ before: {}, after: { id: lead.id, first_name: 'Total7000', status: 'new', created_at: lead.created_at.toISOString() } });
+  });
+});

@@ -4,7 +4,7 @@ import type { App } from '../app.js';
 import type { Actor } from '../data/actor.js';
 import { exportRows } from '../data/export.js';
 import { findOne, type ListQuery } from '../data/list.js';
-import { audited, type Patch, type Work } from '../data/mutations.js';
+import { audited, createAudited, type Patch, type Work } from '../data/mutations.js';
 import type { Resource, RowOf } from '../data/resource.js';
 import { actorOf } from './actor.js';
 import { columnsOf, sendCsv } from './csv.js';
@@ -123,7 +123,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   if (create) {
     const insert = async (body: Static<C>, ctx: Context) => {
       const values = create.values ? await create.values(body, ctx) : (body as Patch<T>);
-      const row = await audited(db, ctx.actor, (work) => (create.insert ? create.insert(work, values, body) : work.create(resource, values)));
+      const row = create.insert ? await audited(db, ctx.actor, (work) => create.insert!(work, values, body)) : await createAudited(db, ctx.actor, resource, values);
       create.committed?.(row, body, ctx);
       return row;
     };
