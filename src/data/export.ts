@@ -3,7 +3,7 @@ import type { Executor } from '../db/client.js';
 import { listOrder, listPredicate, selectView, sortColumn } from './list.js';
 import type { Resource } from './resource.js';
 
-const BATCH = 2000;
+const BATCH = 1000;
 
 /**
  * Rows matching a list request, a batch at a time, read in keyset batches — each batch one short statement continuing after the last
