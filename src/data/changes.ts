@@ -1,4 +1,4 @@
-import { lt, sql } from 'drizzle-orm';
+import { lt, type Placeholder, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { changeLog } from '../db/schema/index.js';
 import { defineJob } from '../jobs/registry.js';
@@ -44,14 +44,14 @@ export const currentSnapshot = sql<string>`pg_current_snapshot()::text`;
  * `[xid, row_id, before, after]` (at most `limit`, oldest first), each row reduced to the properties named in `reads`.
  * A scalar subquery: PostgreSQL runs it once per statement.
  */
-export function changesSince(resource: string, fromXid: number, limit: number, reads: string[]) {
+export function changesSince(resource: string, fromXid: string | Placeholder, limit: number, reads: string[]) {
   const only = (side: 'before' | 'after') => {
     const column = sql.raw(`c.${side}`);
     const fields = reads.length ? sql.join(reads.map((key) => sql`${key}::text, ${column} -> ${key}::text`), sql`, `) : sql``;
     return sql`case when ${column} is null then null else jsonb_build_object(${fields}) end`;
   };
   return sql<string | null>`(select coalesce(json_agg(json_build_array(c.xid::text, c.row_id, ${only('before')}, ${only('after')})), '[]')::text
-  from (select xid, row_id, before, after from ${changeLog} where resource = ${resource} and xid >= ${String(fromXid)}::xid8 order by id limit ${limit}) c)`;
+  from (select xid, row_id, before, after from ${changeLog} where resource = ${resource} and xid >= ${fromXid}::xid8 order by id limit ${limit}) c)`;
 }
 
 export type LoggedChange = { xid: number; rowId: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, Column, desc, eq, is as isEntity, Param, SQL, type SQLChunk, sql, StringChunk, Table } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { notFound } from '../errors.js';
@@ -65,6 +65,32 @@ const dialect = new PgDialect();
 const predicateText = (predicate: Predicate | undefined) => (predicate ? dialect.sqlToQuery(predicate.sql).sql : '');
 
 /**
+ * A condition with each of its values replaced by a placeholder (`v0`, `v1`, …), and those values: the statement built
+ * from it serves every request of its shape. `cacheable` is false when some part could hold a value this cannot see.
+ */
+function parameterized(condition: SQL | undefined): { sql: SQL | undefined; values: Record<string, unknown>; cacheable: boolean } {
+  const values: Record<string, unknown> = {};
+  let n = 0;
+  let cacheable = true;
+  const placeholder = (value: unknown) => {
+    const name = `v${n++}`;
+    values[name] = value;
+    return sql.placeholder(name);
+  };
+  const walk = (chunk: unknown): unknown => {
+    if (isEntity(chunk, Param)) return new Param(placeholder(chunk.value), chunk.encoder);
+    if (isEntity(chunk, SQL)) return new SQL(chunk.queryChunks.map(walk) as SQLChunk[]);
+    if (Array.isArray(chunk)) return chunk.map(walk);
+    // A bare value in a template is a parameter too.
+    if (chunk === null || typeof chunk !== 'object' || chunk instanceof Date) return placeholder(chunk);
+    // Columns, tables and text hold no values; anything else (a subquery) might.
+    if (!isEntity(chunk, Column) && !isEntity(chunk, Table) && !isEntity(chunk, StringChunk)) cacheable = false;
+    return chunk;
+  };
+  return { sql: condition && (walk(condition) as SQL), values, cacheable };
+}
+
+/**
  * A name for a statement of this shape: PostgreSQL parses and plans a named statement once per connection and then
  * only binds values, where an unnamed one is planned on every request (most of a page's cost in the database).
  */
@@ -102,6 +128,8 @@ const MAX_CHANGES = 200;
 const MAX_AGE_MS = CHANGE_LOG_RETENTION_MS / 4;
 /** From this offset on, a page's rows are found through a deferred join (cheaper than reading every skipped row). */
 const DEFERRED_JOIN_FROM = 1000;
+/** Prepared list and count statements kept (each is one shape: resource, filters present, sort, paging mode). */
+const MAX_STATEMENTS = 1000;
 
 /**
  * Runs lists with exact totals counted rarely. A total is cached with the snapshot it was counted in; a later request
@@ -114,6 +142,19 @@ export class ListRunner {
   private totals = new Map<string, Counted[]>();
   private counting = new Map<string, Promise<Counted>>();
   private boundaries = new Boundaries();
+  /** Statements built once per shape (drizzle's building is most of a page's own CPU), run with their values. */
+  private statements = new Map<string, { execute: (values: Record<string, unknown>) => Promise<Record<string, unknown>[]> }>();
+
+  private statement(name: string, build: () => SelectQuery, cacheable = true) {
+    if (!cacheable) return build().prepare(name) as { execute: (values: Record<string, unknown>) => Promise<Record<string, unknown>[]> };
+    let statement = this.statements.get(name);
+    if (!statement) {
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+      statement = build().prepare(name);
+      this.statements.set(name, statement!);
+    }
+    return statement!;
+  }
   constructor(private readonly db: Executor, private readonly maxFilters = 5000) {}
 
   async page<T = Record<string, unknown>>(resource: Resource, query: ListQuery, options: ScopeOption = {}): Promise<Page<T>> {
@@ -134,28 +175,39 @@ export class ListRunner {
 
     // One statement: the page, its snapshot, and the changes its cached total or page boundary may not have seen
     // (computed once, repeated on each row: only the fields that are tested, so it stays small).
+    const condition = parameterized(predicate?.sql);
     const read = async (boundary: Boundary | undefined) => {
       const xmins = [...known.map((c) => c.snapshot.xmin), ...(boundary ? [boundary.snapshot.xmin] : [])];
       const fromXid = xmins.length ? Math.min(...xmins) : undefined;
-      const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, fromXid, MAX_CHANGES, reads);
-      const skip = boundary ? offset - boundary.offset : offset;
-      // Everything the statement's text depends on (drizzle leaves out `offset 0`).
-      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined, skip === 0];
-      const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
-      const select = selectView(this.db, resource.table, resource.listView ?? resource.view, extra);
-      const name = statementName('page', shape);
-      let rows: Record<string, unknown>[];
-      if (boundary) {
-        // A keyset step from a remembered row of this walk: only the rows between it and the page are skipped.
-        const from = descending ? sql`(${column}, ${resource.id}) <= (${boundary.param}, ${boundary.id})` : sql`(${column}, ${resource.id}) >= (${boundary.param}, ${boundary.id})`;
-        rows = await select.where(and(predicate?.sql, from)).orderBy(...order).limit(limit).offset(skip).prepare(name).execute();
-      } else if (deep) {
-        // Deferred join: the skipped rows are walked in the (covering) index alone, then only the page's rows are read.
-        const ids = this.db.select({ id: resource.id }).from(table).where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).as('page_ids');
-        rows = await select.innerJoin(ids, eq(resource.id, (ids as SelectQuery).id)).orderBy(...order).prepare(name).execute();
-      } else {
-        rows = await select.where(predicate?.sql).orderBy(...order).limit(limit).offset(offset).prepare(name).execute();
-      }
+      // Everything the statement's text depends on; its values are placeholders.
+      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined];
+      const statement = this.statement(statementName('page', shape), () => {
+        const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, sql.placeholder('fromXid'), MAX_CHANGES, reads);
+        const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
+        const select = selectView(this.db, resource.table, resource.listView ?? resource.view, extra);
+        const limitAt = sql.placeholder('limit');
+        const offsetAt = sql.placeholder('offset');
+        if (boundary) {
+          // A keyset step from a remembered row of this walk: only the rows between it and the page are skipped.
+          const at = [sql.placeholder('boundarySort'), sql.placeholder('boundaryId')];
+          const from = descending ? sql`(${column}, ${resource.id}) <= (${at[0]}, ${at[1]})` : sql`(${column}, ${resource.id}) >= (${at[0]}, ${at[1]})`;
+          return select.where(and(condition.sql, from)).orderBy(...order).limit(limitAt).offset(offsetAt);
+        }
+        if (deep) {
+          // Deferred join: the skipped rows are walked in the (covering) index alone, then only the page's rows are read.
+          const ids = this.db.select({ id: resource.id }).from(table).where(condition.sql).orderBy(...order).limit(limitAt).offset(offsetAt).as('page_ids');
+          return select.innerJoin(ids, eq(resource.id, (ids as SelectQuery).id)).orderBy(...order);
+        }
+        return select.where(condition.sql).orderBy(...order).limit(limitAt).offset(offsetAt);
+      }, condition.cacheable);
+      const rows: Record<string, unknown>[] = await statement.execute({
+        ...condition.values,
+        limit,
+        offset: boundary ? offset - boundary.offset : offset,
+        ...(fromXid === undefined ? {} : { fromXid: String(fromXid) }),
+        ...(boundary ? { boundarySort: boundary.param, boundaryId: boundary.id } : {}),
+      });
+      const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, String(fromXid), MAX_CHANGES, reads);
       const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
       const snapshot = parseSnapshot(String(first.__snapshot));
       const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
@@ -220,9 +272,11 @@ export class ListRunner {
     let counting = this.counting.get(key);
     if (!counting || counting === running) {
       counting = (async () => {
-        const [row] = await this.db.select({ total: sql<number>`count(*)::int`, snapshot: currentSnapshot }).from(resource.table as SelectQuery).where(predicate?.sql)
-          .prepare(statementName('count', [resource.name, predicateText(predicate)])).execute();
-        const counted = { snapshot: parseSnapshot(row.snapshot), total: Number(row.total), at: Date.now() };
+        const condition = parameterized(predicate?.sql);
+        const statement = this.statement(statementName('count', [resource.name, predicateText(predicate)]), () =>
+          this.db.select({ total: sql<number>`count(*)::int`, snapshot: currentSnapshot }).from(resource.table as SelectQuery).where(condition.sql), condition.cacheable);
+        const [row] = await statement.execute(condition.values);
+        const counted = { snapshot: parseSnapshot(String(row.snapshot)), total: Number(row.total), at: Date.now() };
         this.remember(key, counted);
         return counted;
       })().finally(() => {
