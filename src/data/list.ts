@@ -177,7 +177,8 @@ export class ListRunner {
     // (computed once, repeated on each row: only the fields that are tested, so it stays small).
     const condition = parameterized(predicate?.sql);
     const read = async (boundary: Boundary | undefined) => {
-      const xmins = [...known.map((c) => c.snapshot.xmin), ...(boundary ? [boundary.snapshot.xmin] : [])];
+      // Changes since the newest cached total (and the boundary): an older total is a base only if these reach back to it.
+      const xmins = [...(known.length ? [known[known.length - 1].snapshot.xmin] : []), ...(boundary ? [boundary.snapshot.xmin] : [])];
       const fromXid = xmins.length ? Math.min(...xmins) : undefined;
       // Everything the statement's text depends on; its values are placeholders.
       const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined];
@@ -218,7 +219,7 @@ export class ListRunner {
         delete row.__sort;
         delete row.__key;
       }
-      return { rows, snapshot, logged, head };
+      return { rows, snapshot, logged, head, fromXid };
     };
 
     const keyset = deep && column.notNull;
@@ -239,7 +240,8 @@ export class ListRunner {
     if (keyset && result.head) this.boundaries.remember(walk, { offset, sort: result.head.sort, param: String(result.head.sort), id: result.head.id, snapshot: result.snapshot });
 
     const { rows, snapshot, logged } = result;
-    const total = (logged && this.bringForward(key, known, snapshot, logged, predicate)) ?? (await this.countSeeing(key, resource, predicate, snapshot));
+    const brought = logged && result.fromXid !== undefined ? this.bringForward(key, known, snapshot, logged, result.fromXid, predicate) : undefined;
+    const total = brought ?? (await this.countSeeing(key, resource, predicate, snapshot));
     return { data: rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
   }
 
@@ -252,8 +254,9 @@ export class ListRunner {
   }
 
   /** The total at `snapshot` from a cached one it covers and the changes between them; undefined when it cannot tell. */
-  private bringForward(key: string, known: Counted[], snapshot: Snapshot, changes: LoggedChange[], predicate: Predicate | undefined): number | undefined {
-    const base = [...known].reverse().find((counted) => covers(snapshot, counted.snapshot));
+  private bringForward(key: string, known: Counted[], snapshot: Snapshot, changes: LoggedChange[], fromXid: number, predicate: Predicate | undefined): number | undefined {
+    // The fetched changes reach back to `fromXid`: a base older than that would miss some.
+    const base = [...known].reverse().find((counted) => counted.snapshot.xmin >= fromXid && covers(snapshot, counted.snapshot));
     if (!base || changes.length >= MAX_CHANGES) return undefined;
     const net = netChange(changes, base.snapshot, (row) => weightOf(predicate ? predicate.test(row) : true));
     if (net === undefined) return undefined;
