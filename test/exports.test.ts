@@ -38,6 +38,9 @@ test('leads export: filters, q and sort apply; nested objects become columns; in
   expect(alpha.assigned_to_name).toBe('Export Staff');
   expect(all.records[1].assigned_to_id).toBe('');
   expect(alpha.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  // Every timestamp exactly as the API answers it.
+  const detail = (await as(ctx, staff).get(`/api/crm/leads/${alpha.id}`)).json();
+  expect([alpha.created_at, alpha.updated_at]).toEqual([detail.created_at, detail.updated_at]);
 
   const qualified = await exportCsv('/api/crm/leads/export?status=qualified');
   expect(qualified.records.map((r) => r.last_name).sort()).toEqual(['Alpha', 'Gamma']);

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { View } from '../data/resource.js';
 
 const DANGEROUS = /^[=+\-@\t\r]/;
 
@@ -14,25 +13,6 @@ export function cell(value: unknown): string | number {
     : typeof value === 'object' ? JSON.stringify(value)
     : String(value);
   return DANGEROUS.test(text) ? `'${text}` : text;
-}
-
-type Column = { header: string; get: (row: Record<string, unknown>) => unknown };
-
-/**
- * Column layout of a view: a nested object field becomes one column per key (`assigned_to_id`, `price_range_min`);
- * `json` fields (e.g. activity-log changes) stay one JSON column.
- */
-export function columnsOf(view: View, json: string[] = []): Column[] {
-  const columns: Column[] = [];
-  for (const [name, field] of Object.entries(view.fields)) {
-    const nested = field !== null && typeof field === 'object' && !('getSQL' in field) && !('columnType' in field) && !json.includes(name);
-    if (nested) {
-      for (const key of Object.keys(field)) columns.push({ header: `${name}_${key}`, get: (row) => (row[name] as Record<string, unknown> | null)?.[key] ?? null });
-    } else {
-      columns.push({ header: name, get: (row) => row[name] });
-    }
-  }
-  return columns;
 }
 
 /** Records per chunk written: small enough to stay short-lived, large enough to keep per-chunk overhead low. */
@@ -56,12 +36,12 @@ function record(fields: (string | number)[]): string {
 }
 
 /** Streams batches of rows as a CSV attachment named `<filename>-YYYY-MM-DD.csv` (CONTRACT §10), a chunk per batch. */
-export function sendCsv(reply: FastifyReply, filename: string, columns: Column[], batches: AsyncIterable<Record<string, unknown>[]>) {
+export function sendCsv(reply: FastifyReply, filename: string, headers: string[], batches: AsyncIterable<unknown[][]>) {
   const chunks = Readable.from((async function* () {
-    yield record(columns.map((c) => c.header));
+    yield record(headers);
     for await (const rows of batches) {
       for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
-        yield rows.slice(i, i + ROWS_PER_CHUNK).map((row) => record(columns.map((column) => cell(column.get(row))))).join('');
+        yield rows.slice(i, i + ROWS_PER_CHUNK).map((row) => record(row.map(cell))).join('');
       }
     }
   })(), { objectMode: false });

@@ -2,12 +2,12 @@ import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { App } from '../app.js';
 import type { Actor } from '../data/actor.js';
-import { exportRows } from '../data/export.js';
+import { exportColumns, exportRows } from '../data/export.js';
 import { findOne, type ListQuery } from '../data/list.js';
 import { audited, createAudited, type Patch, type Work } from '../data/mutations.js';
 import type { Resource, RowOf } from '../data/resource.js';
 import { actorOf } from './actor.js';
-import { columnsOf, sendCsv } from './csv.js';
+import { sendCsv } from './csv.js';
 import { listQuerySchema } from './list-query.js';
 import { Created, errorResponses, IdParams, Message, Paginated, PartialStrict, Strict } from './schemas.js';
 
@@ -100,7 +100,8 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   }
 
   if (resource.export) {
-    const columns = columnsOf(resource.listView ?? resource.view, resource.export.json);
+    const columns = exportColumns(resource.listView ?? resource.view, resource.export.json);
+    const headers = columns.map((column) => column.header);
     const filename = resource.name.replace(/_/g, '-');
     app.get(`${path}/export`, {
       schema: {
@@ -109,7 +110,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
         produces: ['text/csv'],
         response: { 200: { description: 'CSV file with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errorResponses },
       },
-    }, async (request, reply) => sendCsv(reply, filename, columns, exportRows(db, resource, validated<TObject>(request.query))));
+    }, async (request, reply) => sendCsv(reply, filename, headers, exportRows(db, resource, columns, validated<TObject>(request.query))));
   }
 
   if (routes.detail !== false) app.get(`${path}/:id`, {
