@@ -100,7 +100,14 @@ class HashingGate {
   private process(): ChildProcess {
     if (this.child) return this.child;
     const script = fileURLToPath(new URL(`./hashing-process${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
-    const child = fork(script, [], { execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    // From TypeScript sources (tests) the child needs tsx, resolved from the project's root whatever the cwd.
+    const fromSources = script.endsWith('.ts');
+    const child = fork(script, [], {
+      execArgv: fromSources ? ['--import', 'tsx'] : [],
+      cwd: fromSources ? fileURLToPath(new URL('../..', import.meta.url)) : undefined,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+    });
     child.on('message', (answer: HashingAnswer) => {
       const waiting = this.pending.get(answer.id);
       this.pending.delete(answer.id);
