@@ -42,6 +42,8 @@ export type AppDeps = {
   rateLimitNamespace?: string;
 };
 
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
 /** Paths of secrets pino must never write. */
 export const LOG_REDACTIONS = [
   'req.headers.authorization',
@@ -58,7 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } },
-    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' && req.headers['x-request-id'].length <= 100 ? req.headers['x-request-id'] : uuidv7()),
+    // A client's request id is kept only when it cannot forge log lines or bloat them (CONTRACT §13).
+    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' && REQUEST_ID.test(req.headers['x-request-id']) ? req.headers['x-request-id'] : uuidv7()),
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -85,7 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app);
   // The API answers JSON; the only HTML page is the docs reference, whose inline scripts a strict CSP would block.
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
-  await app.register(cors, { origin: config.allowedOrigins.length ? config.allowedOrigins : false, credentials: true });
+  await app.register(cors, { origin: config.allowedOrigins.length ? config.allowedOrigins : false, credentials: true, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] });
   await app.register(cookie);
   await registerDocs(app);
 

@@ -83,6 +83,13 @@ export function loadDotEnv(file = resolve('.env')): void {
 }
 
 /** The only reader of the environment: typed, validated; a bad value throws a ConfigError naming the variable. */
+/** CONTRACT §13: a cron secret anyone could guess stops start-up. */
+function cronSecretOf(env: Record<string, string | undefined>): string | undefined {
+  const secret = env.CRON_SECRET?.trim() || undefined;
+  if (secret !== undefined && secret.length < 32) throw new ConfigError(`CRON_SECRET must be at least 32 characters long (got ${secret.length}); generate one with: openssl rand -hex 32`);
+  return secret;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV?.trim() || 'development';
   const production = nodeEnv === 'production';
@@ -131,7 +138,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl,
     authSecret,
-    cronSecret: env.CRON_SECRET?.trim() || undefined,
+    cronSecret: cronSecretOf(env),
     smtpUrl,
     mailFrom: env.MAIL_FROM?.trim() || 'Property Management <no-reply@localhost>',
     adminEmail: email(env, 'ADMIN_EMAIL', 'admin@example.com'),

@@ -70,6 +70,9 @@ export async function createTestDatabase(options: { dataDir?: string } = {}): Pr
 
 export type TestEnv = Record<string, string | undefined>;
 
+/** The tests' cron secret (at least 32 characters, as the service requires). */
+export const CRON_SECRET = 'test-cron-secret-0123456789abcdef';
+
 /** Configuration for tests: cheap hashing, generous limits, a private data directory. */
 export function testConfig(env: TestEnv = {}): Config {
   const dataDir = mkdtempSync(join(tmpdir(), 'pms-test-'));
@@ -82,7 +85,7 @@ export function testConfig(env: TestEnv = {}): Config {
     READ_RATE_LIMIT: '100000',
     LOG_LEVEL: 'silent',
     BASE_URL: 'http://localhost:3000',
-    CRON_SECRET: 'test-cron-secret',
+    CRON_SECRET: CRON_SECRET,
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     ...env,
   });

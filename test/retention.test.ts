@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs } from '../src/db/schema/index.js';
-import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
+import { as, CRON_SECRET, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 const URL = '/api/cron/activity-logs-retention';
 let ctx: TestContext;
@@ -21,7 +21,7 @@ const count = async (where = sql`true`) =>
 
 describe('authentication', () => {
   test('missing, wrong or non-bearer token → 401 {error: Authentication required}', async () => {
-    for (const header of [undefined, 'Bearer wrong', 'Bearer test-cron-secret-but-longer', 'test-cron-secret', 'Basic test-cron-secret']) {
+    for (const header of [undefined, 'Bearer wrong', `Bearer ${CRON_SECRET}-but-longer`, CRON_SECRET, `Basic ${CRON_SECRET}`]) {
       const res = await cron(header);
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: 'Authentication required' });
@@ -37,7 +37,7 @@ describe('authentication', () => {
     const own = await createTestApp({ CRON_SECRET: undefined });
     try {
       expect(own.config.cronSecret).toBeFalsy();
-      for (const header of [undefined, 'Bearer ', 'Bearer test-cron-secret', 'Bearer undefined']) {
+      for (const header of [undefined, 'Bearer ', `Bearer ${CRON_SECRET}`, 'Bearer undefined']) {
         const res = await cron(header, own);
         expect(res.statusCode).toBe(401);
         expect(res.json()).toEqual({ error: 'Authentication required' });
@@ -61,14 +61,14 @@ describe('purge', () => {
     await insertAged(3, 91, 'old');
     await insertAged(2, 89, 'recent');
     await insertAged(1, 0, 'today');
-    const res = await cron('Bearer test-cron-secret');
+    const res = await cron(`Bearer ${CRON_SECRET}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ deleted: 3, message: expect.any(String) });
     expect(await count(sql`resource = 'old'`)).toBe(0);
     expect(await count(sql`resource = 'recent'`)).toBe(2);
     expect(await count(sql`resource = 'today'`)).toBe(1);
     // Nothing left to purge.
-    expect((await cron('Bearer test-cron-secret')).json().deleted).toBe(0);
+    expect((await cron(`Bearer ${CRON_SECRET}`)).json().deleted).toBe(0);
   });
 
   test('200,000 old rows are deleted in batches; the answer counts them and recent rows remain', async () => {
@@ -79,7 +79,7 @@ describe('purge', () => {
     const listed = async () => (await as(ctx, admin).get('/api/iam/activity-logs?module=cms')).json().pagination.total;
     const before = await listed();
     expect(before).toBeGreaterThanOrEqual(200_005);
-    const res = await cron('Bearer test-cron-secret');
+    const res = await cron(`Bearer ${CRON_SECRET}`);
     expect(res.statusCode).toBe(200);
     expect(res.json().deleted).toBe(200_000);
     expect(res.json().message).toContain('200000');

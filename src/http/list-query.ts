@@ -9,7 +9,7 @@ export function listQuerySchema(resource: Resource, options: { paging?: boolean;
   // Every parameter is optional (page, limit, sort and order get their defaults from the validator).
   const properties: Record<string, TSchema> = {};
   if (options.paging !== false) {
-    properties.page = Type.Optional(Type.Integer({ minimum: 1, default: 1 }));
+    properties.page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }));
     properties.limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 }));
   }
   if (list.sortParams !== false) {

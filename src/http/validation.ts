@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +28,12 @@ export function registerValidation(app: FastifyInstance) {
     // Ajv's validate function is what Fastify expects; only their declared types differ.
     (httpPart === 'body' ? strict : coercing).compile(schema as object) as any,
   );
+  // CONTRACT §13: an unknown query parameter is a 400 on every route, also where a route reads none. The API's own
+  // documentation pages and uploaded files (often fetched with a cache-busting query) are not the API.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.querystring || /^\/(api\/docs|api\/openapi\.json|uploads\/)/.test(route.url)) return;
+    route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
+  });
   // Strings are trimmed before validation; passwords are taken exactly as typed.
   app.addHook('preValidation', async (request) => {
     if (request.body && typeof request.body === 'object') request.body = trimStrings(request.body);
