@@ -11,7 +11,7 @@ let staff: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
   ctx = await createTestApp({ ALLOWED_ORIGINS: ORIGIN });
-  staff = await createUser(ctx, { crm: 'rwd', iam: 'rwd' });
+  staff = await createUser(ctx, { cms: 'rwd', crm: 'rwd', iam: 'rwd' });
 });
 afterAll(() => ctx.close());
 
@@ -82,5 +82,67 @@ describe('configuration', () => {
     expect(() => testConfig({ CRON_SECRET: 'abc' })).toThrow(ConfigError);
     expect(() => testConfig({ CRON_SECRET: 'x'.repeat(31) })).toThrow(/CRON_SECRET/);
     expect(testConfig({ CRON_SECRET: 'x'.repeat(32) }).cronSecret).toBe('x'.repeat(32));
+  });
+});
+
+describe('text PostgreSQL cannot store', () => {
+  test('U+0000 in a body field, a query value or a path id is 400 naming the field, on lists and exports alike', async () => {
+    const who = as(ctx, staff);
+    const cases: [Awaited<ReturnType<typeof who.get>>, string][] = [
+      [await who.post('/api/crm/leads', { first_name: 'Nul\u0000l', last_name: 'Byte', phone: '1' }), 'first_name'],
+      [await who.post('/api/cms/projects', { name: 'P', status: 'upcoming', type: 'house_and_lot', nearby_landmarks: [{ name: 'a\u0000', distance: '1 km' }] }), 'nearby_landmarks.0.name'],
+      [await who.get('/api/crm/leads?q=%00'), 'q'],
+      [await who.get('/api/crm/leads/export?q=a%00b'), 'q'],
+      [await who.get('/api/crm/leads/%00'), 'id'],
+    ];
+    for (const [res, field] of cases) {
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toEqual({ error: 'Validation error', details: { [field]: 'must not contain the NUL character (U+0000)' } });
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+    }
+  });
+});
+
+describe('nesting', () => {
+  test('a JSON body nested deeper than 32 levels is 400 before anything walks it, signed out too', async () => {
+    const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    for (const levels of [33, 3000, 100_000]) {
+      const res = await ctx.app.inject({ method: 'POST', url: '/api/public/inquiries', headers: { 'content-type': 'application/json' }, payload: deep(levels) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'Validation error', details: { body: 'must not be nested deeper than 32 levels' } });
+    }
+    // 32 levels is still read (and refused for its content, not its depth).
+    const ok = await ctx.app.inject({ method: 'POST', url: '/api/public/inquiries', headers: { 'content-type': 'application/json' }, payload: deep(32) });
+    expect(ok.json().details?.body).toBeUndefined();
+  });
+});
+
+describe('instants and numbers', () => {
+  test('a date-time that is not a real instant, or outside years 1–9999, is 400 on the field; date filters alike', async () => {
+    const who = as(ctx, staff);
+    for (const publish_date of ['2030-06-30T23:59:60Z', '2030-13-01T00:00:00Z', '2030-04-31T10:00:00Z', '0000-01-01T00:00:00Z', '2030-06-30T24:00:00Z', '2030-06-30T10:00:00+25:00']) {
+      const res = await who.post('/api/cms/articles', { title: 'T', content: 'C', type: 'news', publish_date });
+      expect(res.statusCode, publish_date).toBe(400);
+      expect(res.json().details).toHaveProperty('publish_date');
+    }
+    expect((await who.post('/api/cms/articles', { title: 'Leap day', content: 'C', type: 'news', publish_date: '2028-02-29T12:00:00+08:00' })).statusCode).toBe(201);
+    for (const day of ['0000-01-01', '2030-02-30', '10000-01-01']) {
+      const res = await as(ctx, staff).get(`/api/iam/activity-logs?date_from=${day}`);
+      expect(res.statusCode, day).toBe(400);
+      expect(res.json().details).toHaveProperty('date_from');
+    }
+  });
+
+  test('a number the column cannot hold is 400 on the field, and the document states the bounds', async () => {
+    const who = as(ctx, staff);
+    const project = await make.project(ctx, {}, staff);
+    const unit = { project_id: project.id, block: '1', lot: '1', price: 100 };
+    for (const [field, body] of [['price', { ...unit, price: 1e13 }], ['floor_area', { ...unit, floor_area: 1e11 }], ['lot_area', { ...unit, lot_area: 1e11 }]] as const) {
+      const res = await who.post('/api/crm/inventory', body);
+      expect(res.statusCode, field).toBe(400);
+      expect(res.json().details).toHaveProperty(field);
+    }
+    const price = (await as(ctx, none).get('/api/openapi.json')).json().paths['/api/crm/inventory'].post.requestBody.content['application/json'].schema.properties.price;
+    expect(price).toMatchObject({ minimum: 0, maximum: 999_999_999_999.99 });
   });
 });

@@ -6,6 +6,10 @@ export const Uuid = (options: object = {}) => Type.String({ format: 'uuid', ...o
 export const Timestamp = (options: object = {}) => Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', ...options });
 /** A timestamp in a request: any ISO 8601 form with a zone. */
 export const TimestampInput = (options: object = {}) => Type.String({ format: 'date-time', ...options });
+/** An amount of money as stored (numeric(14,2)): 0 up to what the column holds. */
+export const Money = (options: object = {}) => Type.Number({ minimum: 0, maximum: 999_999_999_999.99, ...options });
+/** An area as stored (numeric(12,2)). */
+export const Measure = (options: object = {}) => Type.Number({ minimum: 0, maximum: 9_999_999_999.99, ...options });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Text = (options: object = {}) => Type.String({ maxLength: 10_000, ...options });
 export const RequiredText = (options: object = {}) => Type.String({ minLength: 1, maxLength: 500, ...options });

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { validationError } from '../errors.js';
 
 const base: Options = {
   allErrors: true,
@@ -11,9 +12,36 @@ const base: Options = {
   keywords: ['example'],
 };
 
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/i;
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A calendar day that exists, in years 1–9999 (what PostgreSQL and JavaScript both hold). */
+function isDay(year: number, month: number, day: number): boolean {
+  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1) return false;
+  const date = new Date(Date.UTC(2000, month - 1, day)); // a leap year: 29 February exists
+  date.setUTCFullYear(year);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * CONTRACT §13: a date-time must be a real instant (no leap second, no 31 April, a zone offset that exists) in years
+ * 1–9999; a date (the day filters) likewise. Stricter than ajv-formats, which lets `…T23:59:60Z` and year 0 through.
+ */
+const formats = {
+  'date-time': (text: string) => {
+    const m = INSTANT.exec(text);
+    return !!m && isDay(+m[1], +m[2], +m[3]) && +m[4] <= 23 && +m[5] <= 59 && +m[6] <= 59 && (m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59)) && Number.isFinite(Date.parse(text));
+  },
+  date: (text: string) => {
+    const m = DAY.exec(text);
+    return !!m && isDay(+m[1], +m[2], +m[3]);
+  },
+};
+
 function build(options: Options) {
   const ajv = new Ajv.default(options);
   addFormats.default(ajv);
+  for (const [name, validate] of Object.entries(formats)) ajv.addFormat(name, validate);
   return ajv;
 }
 
@@ -34,20 +62,49 @@ export function registerValidation(app: FastifyInstance) {
     if (route.schema?.querystring || /^\/(api\/docs|api\/openapi\.json|uploads\/)/.test(route.url)) return;
     route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
   });
-  // Strings are trimmed before validation; passwords are taken exactly as typed.
+  // Before any schema sees them: bodies no deeper than 32 levels, no NUL anywhere (PostgreSQL cannot store it), strings
+  // trimmed (passwords excepted). One place for every route (CONTRACT §13).
   app.addHook('preValidation', async (request) => {
-    if (request.body && typeof request.body === 'object') request.body = trimStrings(request.body);
+    for (const values of [request.query, request.params]) {
+      for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
+        const texts = Array.isArray(value) ? value : [value];
+        if (texts.some((text) => typeof text === 'string' && text.includes('\u0000'))) throw validationError({ [name]: NUL_MESSAGE });
+      }
+    }
+    if (request.body && typeof request.body === 'object') request.body = cleanBody(request.body);
   });
 }
 
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+/** Deeper than this, a JSON body is refused before anything walks it. */
+export const MAX_DEPTH = 32;
 const UNTRIMMED = new Set(['password', 'currentPassword', 'newPassword']);
 
-export function trimStrings(value: unknown, key?: string): unknown {
-  if (typeof value === 'string') return key && UNTRIMMED.has(key) ? value : value.trim();
-  if (Array.isArray(value)) return value.map((item) => trimStrings(item));
+/**
+ * A request body, checked and trimmed: 400 when it nests deeper than MAX_DEPTH (measured without recursion, so a
+ * body 100,000 levels deep costs no stack) or holds a NUL in any string; strings trimmed, passwords excepted.
+ */
+export function cleanBody(body: unknown): unknown {
+  const stack: { value: unknown; depth: number }[] = [{ value: body, depth: 1 }];
+  while (stack.length) {
+    const { value, depth } = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_DEPTH) throw validationError({ body: `must not be nested deeper than ${MAX_DEPTH} levels` });
+    for (const item of Object.values(value)) if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1 });
+  }
+  return trimStrings(body, '');
+}
+
+function trimStrings(value: unknown, path: string, key?: string): unknown {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw validationError({ [path || 'body']: NUL_MESSAGE });
+    return key && UNTRIMMED.has(key) ? value : value.trim();
+  }
+  if (Array.isArray(value)) return value.map((item, i) => trimStrings(item, path ? `${path}.${i}` : String(i)));
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
     const record = value as Record<string, unknown>;
-    for (const k of Object.keys(record)) record[k] = trimStrings(record[k], k);
+    for (const k of Object.keys(record)) record[k] = trimStrings(record[k], path ? `${path}.${k}` : k, k);
+    return record;
   }
   return value;
 }

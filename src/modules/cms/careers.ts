@@ -3,7 +3,7 @@ import type { App } from '../../app.js';
 import { equals } from '../../data/filters.js';
 import { defineResource } from '../../data/resource.js';
 import { careers, EMPLOYMENT_TYPES } from '../../db/schema/index.js';
-import { Nullable, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { Money, Nullable, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { assertRange, contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
 const listColumns = {
@@ -38,8 +38,8 @@ export const careerPublishing: Publishing = { slug: careers.slug, published: car
 // ── Schemas ───────────────────────────────────────────────────────────────────────────────────────────────
 
 export const SalaryRange = Strict({
-  min: Type.Number({ minimum: 0 }),
-  max: Type.Number({ minimum: 0 }),
+  min: Money(),
+  max: Money(),
   currency: Type.String({ minLength: 1, maxLength: 10 }),
 });
 

@@ -9,7 +9,7 @@ import { galleryImages, inventoryUnits, PROJECT_STATUSES, PROJECT_TYPES, project
 import { conflict } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
-import { errorResponses, IdParams, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { errorResponses, IdParams, Money, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { assertRange, contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
 const listColumns = {
@@ -66,7 +66,7 @@ export const galleryResource = defineResource({
 
 export const Coordinates = Strict({ lat: Type.Number({ minimum: -90, maximum: 90 }), lng: Type.Number({ minimum: -180, maximum: 180 }) });
 export const Landmark = Strict({ name: RequiredText(), distance: RequiredText() });
-export const PriceRange = Strict({ min: Type.Number({ minimum: 0 }), max: Type.Number({ minimum: 0 }) });
+export const PriceRange = Strict({ min: Money(), max: Money() });
 
 export const GalleryImage = Strict({
   id: Uuid(),

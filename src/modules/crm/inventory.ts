@@ -9,7 +9,7 @@ import { inventoryUnits, projects, reservations, UNIT_STATUSES } from '../../db/
 import { conflict, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
-import { errorResponses, Message, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { errorResponses, Measure, Message, Money, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Inventory units: the lots of a project, their price and whether they are available, reserved or sold. */
 export const inventoryResource = defineResource({
@@ -79,7 +79,7 @@ export const InventoryUnit = Strict({
   created_at: Timestamp(),
 });
 
-const Area = () => Type.Optional(Nullable(Type.Number({ minimum: 0 })));
+const Area = () => Type.Optional(Nullable(Measure()));
 const UnitInput = Strict({
   project_id: Uuid(),
   block: RequiredText({ maxLength: 50 }),
@@ -87,7 +87,7 @@ const UnitInput = Strict({
   house_model: Type.Optional(Nullable(RequiredText())),
   floor_area: Area(),
   lot_area: Area(),
-  price: Type.Number({ minimum: 0 }),
+  price: Money(),
   status: Type.Optional(StringEnum(UNIT_STATUSES)),
 });
 
