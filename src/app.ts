@@ -56,10 +56,27 @@ export const LOG_REDACTIONS = [
   '*.secret',
 ];
 
+/** A URL as logged: query values redacted (an unsubscribe or reset link carries its token there; CONTRACT §13). */
+export const loggedUrl = (url: string) => url.replace(/([?&][^=&#]*=)[^&#]*/g, '$1[redacted]');
+
+/** Request lines in logs never hold a query value, whatever logger options the caller gave. */
+function withLogSerializers(logger: boolean | object): boolean | object {
+  if (logger === false) return false;
+  const options = logger === true ? {} : logger;
+  return {
+    ...options,
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method, url: loggedUrl(req.url), remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+      }),
+    },
+  };
+}
+
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } },
+    logger: withLogSerializers(deps.logger ?? { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } }),
     // A client's request id is kept only when it cannot forge log lines or bloat them (CONTRACT §13).
     genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' && REQUEST_ID.test(req.headers['x-request-id']) ? req.headers['x-request-id'] : uuidv7()),
     trustProxy: config.trustProxy,

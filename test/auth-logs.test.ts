@@ -143,3 +143,11 @@ test('no password, session token, reset token, TOTP secret or backup code is eve
     expect(text.includes(encodeURIComponent(secret)), `${name} (URL-encoded) appears in the log`).toBe(false);
   }
 });
+
+test('query values never reach the logs: an unsubscribe link is logged as token=[redacted] (CONTRACT §13)', async () => {
+  const token = `tok${Date.now()}SECRETVALUE`;
+  await as(ctx, none).get(`/api/public/newsletter/unsubscribe?token=${token}`);
+  await as(ctx, none).get(`/api/public/projects?q=${token}`);
+  expect(logText()).not.toContain(token);
+  expect(logText()).toContain('/api/public/newsletter/unsubscribe?token=[redacted]');
+});

@@ -351,3 +351,37 @@ test('.env.example and the README document every variable, and the example value
   expect(config.port).toBe(3000);
   expect(config.mailFrom).toBe(loadConfig({ AUTH_SECRET: SECRET }).mailFrom);
 });
+
+test('SIGTERM sent to the `npm start` process alone stops the server: the port closes and no node keeps serving (CONTRACT §13)', async () => {
+  const port = await freePort();
+  const childEnv: Record<string, string | undefined> = { ...process.env };
+  for (const name of SERVICE_VARIABLES) delete childEnv[name];
+  // Exactly what a user runs; it builds first, then runs the service.
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: ROOT,
+    env: { ...childEnv, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir(), AUTH_SECRET: SECRET, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group, so the clean-up below reaches an orphan too
+  });
+  let output = '';
+  npm.stdout!.on('data', (chunk) => (output += chunk));
+  npm.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolveExit) => npm.on('close', (code) => resolveExit(code)));
+  try {
+    await waitForHealth({ child: npm, output: () => output, exited }, port, 120_000);
+    process.kill(npm.pid!, 'SIGTERM'); // npm only, not its process group
+    const deadline = Date.now() + 15_000;
+    let closed = false;
+    while (!closed && Date.now() < deadline) {
+      closed = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(1000) }).then(() => false, () => true);
+      if (!closed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(closed, output).toBe(true);
+  } finally {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}, 180_000);
