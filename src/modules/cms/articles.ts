@@ -88,13 +88,17 @@ export const ArticleInput = Strict({
   ...publishingInput,
 });
 
-/** Markdown → plain text, roughly: what an excerpt shows. */
+/**
+ * Markdown → plain text, roughly: what an excerpt shows. Every pattern is linear in its input (no class that can run
+ * over the character that starts the next attempt), so 200,000 characters of `<`, `[` or `![` cost milliseconds
+ * (CONTRACT §13).
+ */
 export function plainText(markdown: string): string {
   return markdown
     .replace(/```[\s\S]*?```/g, ' ')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<[^<>]+>/g, ' ')
+    .replace(/!\[([^[\]]*)\]\([^()]*\)/g, '$1')
+    .replace(/\[([^[\]]*)\]\([^()]*\)/g, '$1')
     .replace(/^\s{0,3}(#{1,6}|>+|[-*+]|\d+[.)])\s+/gm, '')
     .replace(/^\s*([-*_]\s*){3,}$/gm, ' ')
     .replace(/(\*\*|__|~~|[*_`])/g, '')
