@@ -219,6 +219,22 @@ describe('two-factor, end to end', () => {
     expect(replay.statusCode).toBe(401);
   });
 
+  test('a TOTP code accepted once is refused when the same user presents it again, even with a new challenge (CONTRACT §13)', async () => {
+    const user = await twoFactorUser();
+    const code = user.totp.generate({ timestamp: Date.now() + 30_000 }); // the next step's: not the one used to confirm
+    const first = await challenge(user.email, user.password);
+    expect((await as(ctx, none, { headers: first.headers }).post('/api/auth/verify-2fa', { code })).statusCode).toBe(200);
+    const second = await challenge(user.email, user.password);
+    const replay = await as(ctx, none, { headers: second.headers }).post('/api/auth/verify-2fa', { code });
+    expect(replay.statusCode).toBe(401);
+    expect(replay.json()).toEqual({ error: 'Invalid code' });
+    expect(sessionCookieOf(replay.headers['set-cookie'])).toBeUndefined();
+    // Another user's identical code is theirs to use.
+    const other = await twoFactorUser();
+    const otherChallenge = await challenge(other.email, other.password);
+    expect((await as(ctx, none, { headers: otherChallenge.headers }).post('/api/auth/verify-2fa', { code: other.totp.generate({ timestamp: Date.now() + 30_000 }) })).statusCode).toBe(200);
+  });
+
   test('the code of the previous and of the next 30-second step are accepted, older ones are not', async () => {
     const user = await twoFactorUser();
     const previous = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { code: user.totp.generate({ timestamp: Date.now() - 30_000 }) });

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { APIError } from 'better-auth/api';
-import { and, eq, ne } from 'drizzle-orm';
+import { and, eq, lt, ne } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
-import { departments, sessions, twoFactors, users } from '../db/schema/index.js';
+import type { Executor } from '../db/client.js';
+import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
 import { conflict, unauthorized, validationError } from '../errors.js';
 import { Email, ErrorBody, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
 import { authHeaders } from './auth.js';
@@ -34,6 +35,16 @@ const headersWithout = (request: FastifyRequest, keep: RegExp) => {
   headers.set('cookie', cookie.split(/;\s*/).filter((c) => keep.test(c)).join('; '));
   return headers;
 };
+
+/** A TOTP code is good for at most three 30-second steps (the previous, the current and the next). */
+const TOTP_WINDOW_MS = 120_000;
+
+/** Records that a user's TOTP code was accepted; false when it already was, within its window. */
+async function claimTotpCode(db: Executor, userId: string, code: string): Promise<boolean> {
+  await db.delete(usedTotpCodes).where(and(eq(usedTotpCodes.user_id, userId), lt(usedTotpCodes.used_at, new Date(Date.now() - TOTP_WINDOW_MS))));
+  const claimed = await db.insert(usedTotpCodes).values({ user_id: userId, code }).onConflictDoNothing().returning({ code: usedTotpCodes.code });
+  return claimed.length > 0;
+}
 
 /** CONTRACT §4: thin adapters over Better Auth's server API; no other Better Auth endpoint is reachable. */
 export default async function authRoutes(app: App) {
@@ -87,8 +98,13 @@ export default async function authRoutes(app: App) {
       const result = code !== undefined
         ? await auth.api.verifyTOTP({ body: { code }, headers, returnHeaders: true })
         : await auth.api.verifyBackupCode({ body: { code: backupCode! }, headers, returnHeaders: true });
-      forwardCookies(reply, result.headers);
       const verified = result.response as { token: string; user: { id: string; email: string; name: string } };
+      // A TOTP code is accepted once (CONTRACT §13): a replay loses the session Better Auth just made for it.
+      if (code !== undefined && !(await claimTotpCode(database.db, verified.user.id, code))) {
+        await database.db.delete(sessions).where(eq(sessions.token, verified.token));
+        throw unauthorized('Invalid code');
+      }
+      forwardCookies(reply, result.headers);
       return await sessionAnswer(verified.token, verified.user);
     } catch (err) {
       const failure = codeOf(err);

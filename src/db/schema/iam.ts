@@ -81,6 +81,13 @@ export const twoFactors = pgTable('two_factors', {
   lockedUntil: ts('locked_until'),
 }, (t) => [index('two_factors_user_idx').on(t.userId)]);
 
+/** TOTP codes accepted lately, per user: a code is accepted once (RFC 6238 §5.2); rows older than its window are pruned. */
+export const usedTotpCodes = pgTable('used_totp_codes', {
+  user_id: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  code: text('code').notNull(),
+  used_at: createdAt('used_at'),
+}, (t) => [uniqueIndex('used_totp_codes_user_code_key').on(t.user_id, t.code)]);
+
 export const moduleAccess = pgTable('module_access', {
   id: id(),
   user_id: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
