@@ -156,3 +156,15 @@ describe('cost', () => {
     }
   });
 });
+
+describe('passwords', () => {
+  test('every character counts, past the 72 bytes bcrypt reads', async () => {
+    const password = `Aa1!${'x'.repeat(76)}`; // 80 characters
+    const differentAfter72 = `${password.slice(0, 75)}y${password.slice(76)}`;
+    const email = `long-password-${Date.now()}@example.com`;
+    expect((await as(ctx, staff).post('/api/iam/users', { email, name: 'Long Password', password })).statusCode).toBe(201);
+    expect((await as(ctx, none).post('/api/auth/login', { email, password: differentAfter72 })).statusCode).toBe(401);
+    expect((await as(ctx, none).post('/api/auth/login', { email, password: password.slice(0, 72) })).statusCode).toBe(401);
+    expect((await as(ctx, none).post('/api/auth/login', { email, password })).statusCode).toBe(200);
+  });
+});

@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -134,7 +135,15 @@ class HashingGate {
 /** One per process: every hash (sign-in, password change, reset, user creation) takes its turn here. */
 export const hashing = new HashingGate();
 
+/**
+ * bcrypt reads only the first 72 bytes of what it hashes. A longer password (up to 128 characters, every one of which
+ * counts: CONTRACT §13) is hashed through SHA-256 first; shorter ones as they are, so existing hashes stay valid.
+ */
+const BCRYPT_MAX_BYTES = 72;
+const forBcrypt = (password: string) =>
+  Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_BYTES ? password : `sha256:${createHash('sha256').update(password, 'utf8').digest('base64')}`;
+
 export const bcryptHasher = (cost: number) => ({
-  hash: (password: string) => hashing.hash(password, cost),
-  verify: ({ hash: stored, password }: { hash: string; password: string }) => hashing.verify(password, stored),
+  hash: (password: string) => hashing.hash(forBcrypt(password), cost),
+  verify: ({ hash: stored, password }: { hash: string; password: string }) => hashing.verify(forBcrypt(password), stored),
 });
