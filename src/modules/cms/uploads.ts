@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -140,14 +141,17 @@ export default async function uploadRoutes(app: App) {
         const id = randomBytes(16).toString('hex');
         const temp = join(uploadDir, `.${id}.part`);
         const gate = new ImageGate(uploadMaxBytes);
+        const writer = createWriteStream(temp, { flags: 'wx', mode: 0o644 });
         try {
-          await pipeline(part.file, gate, createWriteStream(temp, { flags: 'wx', mode: 0o644 }));
+          await pipeline(part.file, gate, writer);
           if (part.file.truncated) throw new TooLarge();
           if (!gate.extension) throw unsupportedMediaType('The file is empty');
           const name = `${id}.${gate.extension}`;
           await rename(temp, join(uploadDir, name));
           return reply.code(201).send({ path: `/uploads/${name}`, url: `${baseUrl.replace(/\/+$/, '')}/uploads/${name}` });
         } catch (err) {
+          // The file may be opened after the pipeline failed: only once the writer has closed is there nothing left to come.
+          if (!writer.closed) await once(writer, 'close').catch(() => {});
           await unlink(temp).catch(() => {});
           throw refuse(err);
         }
