@@ -46,6 +46,7 @@ function register(app: App) {
   app.get('/api/test/lost-leads', { schema: { querystring: listQuerySchema(lostSpec) } }, async (request) => app.lists.page(lostSpec, request.query));
   app.post('/api/test/things', { schema: { body: ThingBody } }, async (request, reply) => reply.code(201).send(request.body));
   app.get('/api/test/things/:id', { schema: { params: IdParams } }, async (request) => ({ id: request.params.id }));
+  app.get('/api/test/bad-json-in-code', async () => JSON.parse('{not json'));
   app.get('/api/test/boom', async () => {
     throw new Error('relation "secret_table" does not exist: select password_hash from users');
   });
@@ -377,6 +378,15 @@ describe('other errors', () => {
     expect(res.json()).toEqual({ error: 'Internal server error', message: 'An unexpected error occurred' });
     expect(res.body).not.toMatch(/secret_table|password_hash|stack|at \//);
     expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  test("a SyntaxError in the service's own code is a 500, not the client's 'body is not valid JSON'", async () => {
+    const res = await as(ctx, none).get('/api/test/bad-json-in-code');
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ error: 'Internal server error', message: 'An unexpected error occurred' });
+    const sent = await as(ctx, none, { headers: { 'content-type': 'application/json' } }).post('/api/test/things', '{not json');
+    expect(sent.statusCode).toBe(400);
+    expect(sent.json()).toEqual({ error: 'Validation error', details: { body: 'is not valid JSON' } });
   });
 
   test('database constraint violations → 409, not 500', async () => {

@@ -60,7 +60,8 @@ export function registerErrorHandling(app: FastifyInstance) {
       http = unsupportedMediaType(`Content type ${request.headers['content-type'] ?? '(none)'} is not supported`);
     } else if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       http = validationError({ body: 'must not be empty when Content-Type is application/json' });
-    } else if (err.code?.startsWith('FST_ERR_CTP') || err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    } else if (err.code?.startsWith('FST_ERR_CTP') || (err instanceof SyntaxError && err.statusCode === 400)) {
+      // A body that did not parse; a SyntaxError thrown by the service's own code is not the client's fault (500).
       http = validationError({ body: 'is not valid JSON' });
     } else if (databaseError(err)?.code === PG_UNIQUE_VIOLATION) {
       http = conflict('A record with the same unique value already exists');
