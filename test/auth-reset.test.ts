@@ -1,105 +1,14 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { verifications } from '../src/db/schema/index.js';
 import { as, createTestApp, createUser, eventually, login, none, type TestContext } from './helpers.js';
+import { outboxReader, parseMail, resetTokenOf } from './mail.js';
 
-const BASE_URL = 'http://localhost:3000';
-const LINK = /http:\/\/localhost:3000\/reset-password\?token=([^\s"'<>&]+)/;
 const NEW_PASSWORD = 'Reset-Passw0rd!';
-
-// ---------------------------------------------------------------------------------------------
-// A small RFC 822 / MIME reader: enough for nodemailer's output (multipart, quoted-printable, base64).
-
-function splitMessage(raw: string): { headers: Record<string, string>; body: string } {
-  const at = raw.search(/\r?\n\r?\n/);
-  const head = at < 0 ? raw : raw.slice(0, at);
-  const body = at < 0 ? '' : raw.slice(at).replace(/^\r?\n\r?\n/, '');
-  const headers: Record<string, string> = {};
-  for (const line of head.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { headers, body };
-}
-
-function decodeQuotedPrintable(text: string): string {
-  const soft = text.replace(/=\r?\n/g, '');
-  const bytes: number[] = [];
-  for (let i = 0; i < soft.length; i++) {
-    if (soft[i] === '=' && /^[0-9A-Fa-f]{2}$/.test(soft.slice(i + 1, i + 3))) {
-      bytes.push(parseInt(soft.slice(i + 1, i + 3), 16));
-      i += 2;
-    } else {
-      bytes.push(...Buffer.from(soft[i], 'utf8'));
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
-/** The decoded text of every leaf part of a message, by content type. */
-function mimeParts(raw: string): { type: string; text: string }[] {
-  const { headers, body } = splitMessage(raw);
-  const type = (headers['content-type'] ?? 'text/plain').toLowerCase();
-  const boundary = /boundary="?([^";]+)"?/i.exec(headers['content-type'] ?? '')?.[1];
-  if (type.startsWith('multipart/') && boundary) {
-    const sections = body.split(`--${boundary}`).slice(1);
-    return sections.filter((s) => !s.startsWith('--')).flatMap((s) => mimeParts(s.replace(/^\r?\n/, '')));
-  }
-  const encoding = (headers['content-transfer-encoding'] ?? '7bit').toLowerCase();
-  const text =
-    encoding === 'quoted-printable' ? decodeQuotedPrintable(body)
-    : encoding === 'base64' ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
-    : body;
-  return [{ type: type.split(';')[0].trim(), text }];
-}
-
-type Mail = { to: string; subject: string; text: string; html: string; raw: string };
-
-function parseMail(raw: string): Mail {
-  const { headers } = splitMessage(raw);
-  const parts = mimeParts(raw);
-  return {
-    to: headers.to ?? '',
-    subject: headers.subject ?? '',
-    text: parts.filter((p) => p.type === 'text/plain').map((p) => p.text).join('\n'),
-    html: parts.filter((p) => p.type === 'text/html').map((p) => p.text).join('\n'),
-    raw,
-  };
-}
-
-/** The reset token of a mail: the link in the text part, and the same link in the HTML part. */
-function tokenOf(mail: Mail): string {
-  const inText = LINK.exec(mail.text);
-  expect(inText, `a ${BASE_URL}/reset-password?token=… link in the text part`).not.toBeNull();
-  const inHtml = LINK.exec(mail.html);
-  expect(inHtml?.[1]).toBe(inText![1]);
-  return decodeURIComponent(inText![1]);
-}
-
-/** Mails in the outbox, read once each (`seen` remembers the files already taken). */
-function outboxReader(ctx: TestContext) {
-  const dir = join(ctx.config.dataDir, 'outbox');
-  const seen = new Set<string>();
-  const all = () => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.eml')).sort() : []);
-  return {
-    dir,
-    /** Every unread mail addressed to `to` (lower-case compare). */
-    unread(to: string): Mail[] {
-      return all()
-        .filter((f) => !seen.has(f))
-        .map((f) => ({ f, mail: parseMail(readFileSync(join(dir, f), 'utf8')) }))
-        .filter(({ mail }) => mail.to.toLowerCase().includes(to.toLowerCase()))
-        .map(({ f, mail }) => (seen.add(f), mail));
-    },
-    async next(to: string): Promise<Mail> {
-      return eventually(() => this.unread(to)[0], `a mail to ${to} in the outbox`);
-    },
-  };
-}
 
 /** A local SMTP server that keeps every message (or refuses them all). */
 async function smtpCapture(options: { reject?: boolean; stall?: boolean } = {}) {
@@ -190,7 +99,7 @@ describe('with the outbox (no SMTP_URL)', () => {
 
     const mail = await outbox.next(user.email);
     expect(mail.subject).toMatch(/reset/i);
-    expect(tokenOf(mail).length).toBeGreaterThanOrEqual(16);
+    expect(resetTokenOf(mail).length).toBeGreaterThanOrEqual(16);
     // The known address's mail has arrived; the unknown one never gets any.
     expect(outbox.unread(unknownAddress)).toEqual([]);
   });
@@ -199,7 +108,7 @@ describe('with the outbox (no SMTP_URL)', () => {
     const user = await createUser(ctx);
     expect((await forgot(ctx, user.email.toUpperCase())).statusCode).toBe(200);
     const mail = await outbox.next(user.email);
-    expect(tokenOf(mail)).toEqual(expect.any(String));
+    expect(resetTokenOf(mail)).toEqual(expect.any(String));
   });
 
   test('forgot-password with an invalid or missing e-mail is 400', async () => {
@@ -222,7 +131,7 @@ describe('with the outbox (no SMTP_URL)', () => {
     for (const headers of [user.headers, bearer, cookie]) expect(await sessionStatus(ctx, headers)).toBe(200);
 
     expect((await forgot(ctx, user.email)).statusCode).toBe(200);
-    const token = tokenOf(await outbox.next(user.email));
+    const token = resetTokenOf(await outbox.next(user.email));
 
     // The token expires after one hour.
     const [row] = await ctx.database.db.select().from(verifications).where(eq(verifications.identifier, `reset-password:${token}`));
@@ -275,7 +184,7 @@ describe('with the outbox (no SMTP_URL)', () => {
   test('an expired token is 400 details.token and changes nothing', async () => {
     const user = await createUser(ctx);
     expect((await forgot(ctx, user.email)).statusCode).toBe(200);
-    const token = tokenOf(await outbox.next(user.email));
+    const token = resetTokenOf(await outbox.next(user.email));
     const expired = await ctx.database.db
       .update(verifications)
       .set({ expiresAt: new Date(Date.now() - 1000) })
@@ -295,9 +204,9 @@ describe('with the outbox (no SMTP_URL)', () => {
     const alice = await createUser(ctx);
     const bob = await createUser(ctx);
     expect((await forgot(ctx, alice.email)).statusCode).toBe(200);
-    const aliceToken = tokenOf(await outbox.next(alice.email));
+    const aliceToken = resetTokenOf(await outbox.next(alice.email));
     expect((await forgot(ctx, bob.email)).statusCode).toBe(200);
-    const bobToken = tokenOf(await outbox.next(bob.email));
+    const bobToken = resetTokenOf(await outbox.next(bob.email));
     expect(aliceToken).not.toBe(bobToken);
 
     expect((await reset(ctx, aliceToken, NEW_PASSWORD)).statusCode).toBe(200);
@@ -335,7 +244,7 @@ describe('with SMTP_URL', () => {
     const outbox = join(ctx.config.dataDir, 'outbox');
     expect(existsSync(outbox) ? readdirSync(outbox) : []).toEqual([]);
 
-    const token = tokenOf(parseMail(message.raw));
+    const token = resetTokenOf(parseMail(message.raw));
     const weak = await reset(ctx, token, 'weakpassword');
     expect(weak.statusCode).toBe(400);
     expect(weak.json().details).toHaveProperty('password');

@@ -1,7 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { activityLogs } from '../src/db/schema/index.js';
+import { activityLogs, campaignDeliveries, campaigns } from '../src/db/schema/index.js';
+import { campaignDelivery } from '../src/modules/crm/delivery.js';
 import { as, createTestApp, createUser, none, type TestContext, waitFor } from './helpers.js';
 import { make } from './factories.js';
 import { startCaptureServer } from './crm-smtp-capture.js';
@@ -122,4 +123,16 @@ describe('campaigns', () => {
     const systemLog = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource, 'campaigns'), eq(activityLogs.resource_id, id)));
     expect(systemLog.some((l) => l.user_id === null && (l.changes as any).after.status === 'sent')).toBe(true);
   }, 60_000);
+
+  test('a campaign whose content cannot be rendered (stored before the rule) shows its deliveries failed, never pending', async () => {
+    const id = await createCampaign({ subject: `Unrenderable ${tag}` });
+    // Written behind the API's back, as an older version could have stored it; the API itself refuses it (400).
+    await ctx.database.db.update(campaigns).set({ content: `${'> '.repeat(3000)}deep`, status: 'sent', sent_at: new Date() }).where(eq(campaigns.id, id));
+    await ctx.app.jobs.send(campaignDelivery, { campaignId: id });
+    await waitFor(async () => (await detail(id)).deliveries.failed === 5, 20_000, 'every delivery marked failed');
+    expect((await detail(id)).deliveries).toEqual({ total: 5, sent: 0, failed: 5, pending: 0 });
+    const [failure] = await ctx.database.db.select().from(campaignDeliveries).where(eq(campaignDeliveries.campaign_id, id)).limit(1);
+    expect(failure.error).toMatch(/nested more than 50 levels/);
+    expect(smtp.messages.filter((m) => m.headers.subject === `Unrenderable ${tag}`)).toHaveLength(0);
+  }, 30_000);
 });

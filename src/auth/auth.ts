@@ -1,17 +1,24 @@
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
+import { pgTable } from 'drizzle-orm/pg-core';
 import { bearer, twoFactor } from 'better-auth/plugins';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
-import { accounts, sessions, twoFactors, users, verifications } from '../db/schema/index.js';
+import { accounts, sessions, twoFactors, userColumns, verifications } from '../db/schema/index.js';
 import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/templates.js';
 import { bcryptHasher } from './passwords.js';
 
 /** Header through which we hand Better Auth the client IP Fastify resolved (honouring TRUST_PROXY). */
 const CLIENT_IP_HEADER = 'x-pms-client-ip';
+
+/**
+ * Users that are not deleted (an updatable view over `users`): Better Auth works only through it, so a deleted user
+ * cannot sign in, ask for a reset or be found by an old reset token, and never gets a credential again.
+ */
+const liveUsers = pgTable('live_users', userColumns());
 
 export function createAuth(config: Config, database: Database, mailer: Mailer, log: FastifyBaseLogger) {
   return betterAuth({
@@ -22,7 +29,7 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
     basePath: '/api/auth',
     database: drizzleAdapter(database.db, {
       provider: 'pg',
-      schema: { user: users, session: sessions, account: accounts, verification: verifications, twoFactor: twoFactors },
+      schema: { user: liveUsers, session: sessions, account: accounts, verification: verifications, twoFactor: twoFactors },
     }),
     emailAndPassword: {
       enabled: true,

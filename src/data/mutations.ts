@@ -107,6 +107,21 @@ export class Work {
     return row as RowOf<T>;
   }
 
+  /** Audited update of every row `where` selects (a cascade): each row locked, one log per changed row. */
+  async updateAll<T extends PgTable>(resource: Resource<T>, where: SQL, values: Patch<T>): Promise<RowOf<T>[]> {
+    const ids = (await this.tx.select({ id: resource.id }).from(resource.table as PgTable).where(where)) as { id: unknown }[];
+    const rows: RowOf<T>[] = [];
+    for (const { id } of ids) rows.push(await this.update(resource, String(id), values));
+    return rows;
+  }
+
+  /** Audited delete of every row `where` selects (a cascade): one log per deleted row. */
+  async removeAll<T extends PgTable>(resource: Resource<T>, where: SQL): Promise<RowOf<T>[]> {
+    const rows = (await this.tx.delete(resource.table as PgTable).where(where).returning()) as Row[];
+    for (const row of rows) await this.audit({ action: 'delete', resource, id: String(row.id), before: row });
+    return rows as RowOf<T>[];
+  }
+
   /** Audited delete of an existing row (404 when missing); `check` sees the locked row first and may refuse. */
   async remove<T extends PgTable>(resource: Resource<T>, id: string, check?: (current: RowOf<T>) => Promise<void> | void): Promise<RowOf<T>> {
     const current = await this.lock(resource, id);

@@ -14,6 +14,8 @@ export type JobDefinition<D extends object = object> = {
   schedule?: string;
   /** Options every `send` of this job gets (retries, expiry, singleton key…). */
   sendOptions?: (data: D) => PgBoss.SendOptions;
+  /** Runs when the job failed its last retry: record the failure where people see it (nothing stays pending). */
+  exhausted?: (data: D, services: Services, error: unknown) => Promise<void>;
   /** Runs once the queue is up (e.g. resume work a crash interrupted). */
   onStart?: (services: Services) => Promise<void>;
 };
@@ -50,8 +52,16 @@ export class Jobs {
     const all: Services = { ...services, jobs: this };
     for (const job of this.definitions) {
       await boss.createQueue(job.name);
-      await boss.work<object>(job.name, { pollingIntervalSeconds: 1 }, async (batch) => {
-        for (const { data } of batch) await job.handler(data as never, all);
+      await boss.work<object>(job.name, { pollingIntervalSeconds: 1, includeMetadata: true }, async (batch) => {
+        for (const { data, retryCount, retryLimit } of batch) {
+          try {
+            await job.handler(data as never, all);
+          } catch (err) {
+            this.log.error({ err, job: job.name, data, retryCount, retryLimit }, 'job failed');
+            if (retryCount >= retryLimit) await job.exhausted?.(data as never, all, err).catch((e: unknown) => this.log.error({ err: e, job: job.name }, 'job failure not recorded'));
+            throw err;
+          }
+        }
       });
       if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' });
     }

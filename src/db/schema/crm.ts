@@ -56,6 +56,7 @@ export const inventoryUnits = pgTable('inventory_units', {
   uniqueIndex('inventory_units_project_block_lot_key').on(t.project_id, t.block, t.lot),
   newestFirst('inventory_units', t),
   index('inventory_units_status_idx').on(t.status, t.created_at, t.id),
+  uniqueIndex('inventory_units_code_key').on(t.inventory_code),
   index('inventory_units_code_idx').on(t.inventory_code, t.id),
   index('inventory_units_block_idx').on(t.block, t.created_at),
   index('inventory_units_house_model_idx').on(t.house_model, t.created_at),

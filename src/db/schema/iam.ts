@@ -15,9 +15,12 @@ export const departments = pgTable('departments', {
 
 /**
  * Better Auth's user model (its field names are the object keys) plus our columns.
- * Deleted users are kept as tombstones (deletedAt set, e-mail released) so records that name them keep the name.
+ * Deleted users are kept as tombstones (deletedAt set, e-mail kept) so records that name them keep the name and
+ * e-mail they had; an address is unique among users that are not deleted, so a new user may take it again.
+ * Better Auth sees only the live ones: it works through the `live_users` view (migration 0007), declared with the
+ * same columns in src/auth/auth.ts (outside this schema, so drizzle-kit does not take it for a table).
  */
-export const users = pgTable('users', {
+export const userColumns = () => ({
   id: id(),
   name: text('name').notNull(),
   email: text('email').notNull(),
@@ -28,8 +31,9 @@ export const users = pgTable('users', {
   deletedAt: ts('deleted_at'),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
-}, (t) => [
-  uniqueIndex('users_email_key').on(t.email),
+});
+export const users = pgTable('users', userColumns(), (t) => [
+  uniqueIndex('users_email_key').on(t.email).where(sql`${t.deletedAt} is null`),
   index('users_created_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
   index('users_name_idx').on(t.name, t.id).where(sql`${t.deletedAt} is null`),
   index('users_department_idx').on(t.departmentId, t.createdAt),
@@ -120,6 +124,7 @@ export const activityLogs = pgTable('activity_logs', {
   index('activity_logs_module_idx').on(t.module, t.created_at, t.id),
   index('activity_logs_action_idx').on(t.action, t.created_at, t.id),
   index('activity_logs_resource_idx').on(t.resource_id),
+  index('activity_logs_resource_name_idx').on(t.resource, t.created_at, t.id),
 ]);
 
 /** PostgreSQL's 64-bit transaction id: compared with snapshots, it says which changes a count has already seen. */

@@ -166,6 +166,8 @@ export default async function projectRoutes(app: App) {
       before: async (current, work) => {
         const [unit] = await work.tx.select({ id: inventoryUnits.id }).from(inventoryUnits).where(eq(inventoryUnits.project_id, current.id)).limit(1);
         if (unit) throw conflict('The project has inventory units; delete or move them first');
+        // The gallery goes with its project, each image with its own log.
+        await work.removeAll(galleryResource, eq(galleryImages.project_id, current.id));
       },
     },
   });

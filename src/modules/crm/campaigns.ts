@@ -10,6 +10,7 @@ import { conflict, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, errorResponses, IdParams, Message, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
+import { markdownProblem } from '../../mail/markdown.js';
 import { campaignDelivery, campaignScheduled } from './delivery.js';
 import { UserRef, userRefFields } from './shared.js';
 
@@ -67,6 +68,12 @@ const SendInput = Strict({ scheduled_at: Type.Optional(TimestampInput()) });
 /** Entries as stored: "all" or a lower-case address, each once. */
 const normalise = (recipients: string[]) => [...new Set(recipients.map((r) => (r === 'all' ? r : r.toLowerCase())))];
 
+/** 400 unless the content can be rendered into the e-mail (CONTRACT §13: checked before anything is sent). */
+const assertRenderable = (content: string | undefined) => {
+  const problem = content === undefined ? null : markdownProblem(content);
+  if (problem) throw validationError({ content: problem });
+};
+
 const refuseSent = (current: { status: string }) => {
   if (current.status === 'sent') throw conflict('A sent campaign cannot be changed');
 };
@@ -89,11 +96,12 @@ export default async function campaignRoutes(app: App) {
     create: {
       body: CampaignInput,
       summary: 'Create a campaign (a draft)',
-      values: (body, { actor }) => ({ ...body, recipients: normalise(body.recipients ?? ['all']), status: 'draft' as const, created_by: actor.userId }),
+      values: (body, { actor }) => (assertRenderable(body.content), { ...body, recipients: normalise(body.recipients ?? ['all']), status: 'draft' as const, created_by: actor.userId }),
     },
     update: {
       body: CampaignPatch,
       summary: 'Update a campaign that is not sent (status draft unschedules it)',
+      validate: (body) => assertRenderable(body.content),
       values: (body, current) => {
         refuseSent(current);
         return { ...body, ...(body.recipients ? { recipients: normalise(body.recipients) } : {}), ...(body.status === 'draft' ? { scheduled_at: null } : {}) };
@@ -113,6 +121,7 @@ export default async function campaignRoutes(app: App) {
     if (scheduledAt && scheduledAt.getTime() <= Date.now()) throw validationError({ scheduled_at: 'must be in the future' });
     const row = await audited(db, await actorOf(app, request), (work) => work.update(campaignResource, request.params.id, (current) => {
       if (current.status === 'sent') throw conflict('The campaign has already been sent');
+      assertRenderable(current.content);
       return scheduledAt ? { status: 'scheduled' as const, scheduled_at: scheduledAt } : { status: 'sent' as const, sent_at: clock.now() };
     }));
     // After the commit. Should the process die in between, start-up resumes sent and scheduled campaigns.

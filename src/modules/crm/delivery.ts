@@ -6,7 +6,7 @@ import { audited } from '../../data/mutations.js';
 import { campaignDeliveries, campaigns } from '../../db/schema/index.js';
 import { defineJob, type Services } from '../../jobs/registry.js';
 import type { Mail } from '../../mail/mailer.js';
-import { renderMarkdown } from '../../mail/markdown.js';
+import { markdownProblem, renderMarkdown } from '../../mail/markdown.js';
 import { campaignMail } from '../../mail/templates.js';
 import { campaignResource } from './campaigns.js';
 import { unsubscribeUrl } from './unsubscribe-token.js';
@@ -111,6 +111,13 @@ async function sendPending(services: Services, campaign: Campaign, deadline: num
   return false;
 }
 
+/** Every delivery still pending fails with `error` (CONTRACT §13: a failed campaign never shows pending forever). */
+async function failPending(services: Services, campaignId: string, error: string) {
+  const failed = await services.database.db.update(campaignDeliveries).set({ status: 'failed', error: error.slice(0, 1000) })
+    .where(pending(campaignId)).returning({ id: campaignDeliveries.id });
+  services.log.error({ campaignId, failed: failed.length, error }, 'campaign delivery failed');
+}
+
 /** Campaigns being delivered by this process (PGlite: the only process). */
 const active = new Set<string>();
 
@@ -121,6 +128,9 @@ export async function deliverCampaign(services: Services, campaignId: string) {
     const [campaign] = await services.database.db.select().from(campaigns).where(eq(campaigns.id, campaignId));
     if (!campaign || campaign.status !== 'sent') return;
     await resolveRecipients(services, campaign);
+    // Content stored before it was checked: no recipient can get it, and a retry would not change that.
+    const problem = markdownProblem(campaign.content);
+    if (problem) return await failPending(services, campaignId, `content ${problem}`);
     const done = await sendPending(services, campaign, Date.now() + JOB_BUDGET_MS);
     if (!done) await services.jobs.send(campaignDelivery, { campaignId });
     else services.log.info({ campaignId }, 'campaign delivered');
@@ -159,6 +169,7 @@ export async function resumeCampaigns(services: Services) {
 /** Sends a sent campaign's pending deliveries; jobs whose worker died are retried once their expiration passes. */
 export const campaignDelivery = defineJob<{ campaignId: string }>('campaign-delivery', ({ campaignId }, services) => deliverCampaign(services, campaignId), {
   sendOptions: ({ campaignId }) => ({ expireInSeconds: 60, retryLimit: 10, retryDelay: 5, retryBackoff: true, singletonKey: campaignId }),
+  exhausted: ({ campaignId }, services, err) => failPending(services, campaignId, err instanceof Error ? err.message : String(err)),
   onStart: resumeCampaigns,
 });
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { eq } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { equals } from '../../data/filters.js';
 import { audited, type Patch, type Work } from '../../data/mutations.js';
@@ -9,6 +9,8 @@ import { inventoryUnits, projects, reservations, UNIT_STATUSES } from '../../db/
 import { conflict, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
+// A cycle (reservations change their unit through here), used only inside handlers, never while loading.
+import { reservationResource } from './reservations.js';
 import { errorResponses, Measure, Message, Money, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Inventory units: the lots of a project, their price and whether they are available, reserved or sold. */
@@ -57,12 +59,53 @@ export function inventoryCode(projectName: string, block: string, lot: string): 
 }
 
 /**
+ * A code no other unit has: the derived one, else it with `-2`, `-3`, … (block "3-1" lot "2" and block "3" lot "1-2"
+ * derive the same). Same-code creators queue on an advisory lock for the rest of their transaction, so two of
+ * them never pick the same suffix; each probe is one indexed look-up of a run of candidates.
+ */
+async function freeInventoryCode(work: Work, derived: string, exceptId?: string): Promise<string> {
+  await work.tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`inventory_code:${derived}`}))`);
+  for (let first = 1; ; first += 50) {
+    const candidates = Array.from({ length: 50 }, (_, i) => (first + i === 1 ? derived : `${derived}-${first + i}`));
+    const taken = new Set((await work.tx.select({ code: inventoryUnits.inventory_code, id: inventoryUnits.id }).from(inventoryUnits)
+      .where(inArray(inventoryUnits.inventory_code, candidates))).filter((row) => row.id !== exceptId).map((row) => row.code));
+    const free = candidates.find((code) => !taken.has(code));
+    if (free) return free;
+  }
+}
+
+const HOLDING = ['pending', 'confirmed'] as const;
+
+/**
+ * Staff changes keep a unit's state consistent (CONTRACT §13): a unit a pending or confirmed reservation holds
+ * does not go back on sale, and its buyer is a reservation of that very unit.
+ */
+async function checkUnitState(work: Work, unit: Unit, next: Patch<typeof inventoryUnits>): Promise<Patch<typeof inventoryUnits>> {
+  if (next.status === 'available' && unit.status !== 'available') {
+    const [held] = await work.tx.select({ status: reservations.status }).from(reservations)
+      .where(and(eq(reservations.inventory_id, unit.id), inArray(reservations.status, HOLDING))).limit(1);
+    if (held) throw conflict(`The unit is held by a ${held.status} reservation; cancel that reservation to put the unit back on sale`);
+  }
+  if (next.sold_to) {
+    const [reservation] = await work.tx.select({ inventory_id: reservations.inventory_id }).from(reservations).where(eq(reservations.id, next.sold_to)).limit(1);
+    if (!reservation) throw validationError({ sold_to: 'must be an existing reservation or null' });
+    if (reservation.inventory_id !== unit.id) throw validationError({ sold_to: 'must be a reservation of this unit' });
+  }
+  // Back on sale: nobody holds it any more.
+  return next.status === 'available' && next.sold_to === undefined ? { ...next, sold_to: null } : next;
+}
+
+/**
  * The one owner of a unit's state: every change of a unit (its status and buyer included), from the inventory
  * routes, reservations or anywhere else, goes through here and is audited in the caller's transaction.
  */
 export function changeUnit(work: Work, unitId: string, values: Patch<typeof inventoryUnits> | ((current: Unit) => Patch<typeof inventoryUnits> | Promise<Patch<typeof inventoryUnits>>)) {
   return work.update(inventoryResource, unitId, values);
 }
+
+/** A change a staff member asked for: checked against the unit's reservations first. */
+const changeUnitAsStaff = (work: Work, unitId: string, values: (current: Unit) => Promise<Patch<typeof inventoryUnits>>) =>
+  changeUnit(work, unitId, async (current) => checkUnitState(work, current, await values(current)));
 
 export const InventoryUnit = Strict({
   id: Uuid(),
@@ -110,8 +153,9 @@ export default async function inventoryRoutes(app: App) {
     Item: InventoryUnit,
     create: {
       body: UnitInput,
-      summary: 'Create an inventory unit (its code is derived from the project, block and lot)',
+      summary: 'Create an inventory unit (its code is derived from the project, block and lot; -2, -3… when taken)',
       values: async (body) => ({ ...body, inventory_code: inventoryCode(await projectName(db, body.project_id), body.block, body.lot) }),
+      insert: async (work, values) => work.create(inventoryResource, { ...values, inventory_code: await freeInventoryCode(work, values.inventory_code!) }),
       answer: {
         schema: { 201: Strict({ id: Uuid(), inventory_code: Type.String(), message: Type.String() }) },
         send: (row) => ({ code: 201, body: { id: row.id, inventory_code: row.inventory_code, message: 'Inventory unit created' } }),
@@ -119,21 +163,25 @@ export default async function inventoryRoutes(app: App) {
     },
     update: {
       body: PartialStrict(UnitInput),
-      change: changeUnit,
+      change: changeUnitAsStaff,
       validate: async (body) => {
         if (body.project_id) await projectName(db, body.project_id);
       },
-      // The code follows the project, block and lot.
+      // The code follows the project, block and lot (a unit keeps its suffix while they derive the same code).
       values: async (body, current, work) => {
         if (body.block === undefined && body.lot === undefined && body.project_id === undefined) return body;
-        const name = await projectName(work.tx, body.project_id ?? current.project_id);
-        return { ...body, inventory_code: inventoryCode(name, body.block ?? current.block, body.lot ?? current.lot) };
+        const derived = (projectId: string, block: string, lot: string) => projectName(work.tx, projectId).then((name) => inventoryCode(name, block, lot));
+        const code = await derived(body.project_id ?? current.project_id, body.block ?? current.block, body.lot ?? current.lot);
+        if (code === await derived(current.project_id, current.block, current.lot)) return body;
+        return { ...body, inventory_code: await freeInventoryCode(work, code, current.id) };
       },
     },
     remove: {
       summary: 'Delete an inventory unit (not while reserved or sold)',
-      before: (current) => {
+      before: async (current, work) => {
         if (current.status !== 'available') throw conflict(`A ${current.status} unit cannot be deleted`);
+        // Its (cancelled) reservations stay, no longer pointing at it: each change logged.
+        await work.updateAll(reservationResource, eq(reservations.inventory_id, current.id), { inventory_id: null });
       },
     },
   });
@@ -142,11 +190,7 @@ export default async function inventoryRoutes(app: App) {
     schema: { summary: "Set a unit's buyer reservation and status", body: SoldToInput, response: { 200: Message, ...errorResponses } },
   }, async (request) => {
     const { inventory_id, ...state } = request.body;
-    if (state.sold_to) {
-      const [reservation] = await db.select({ id: reservations.id }).from(reservations).where(eq(reservations.id, state.sold_to)).limit(1);
-      if (!reservation) throw validationError({ sold_to: 'must be an existing reservation or null' });
-    }
-    await audited(db, await actorOf(app, request), (work) => changeUnit(work, inventory_id, state));
+    await audited(db, await actorOf(app, request), (work) => changeUnitAsStaff(work, inventory_id, async () => state));
     return { message: 'Inventory unit updated' };
   });
 }

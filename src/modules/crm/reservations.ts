@@ -87,10 +87,15 @@ const MOVES: Record<string, string[]> = { pending: ['confirmed', 'cancelled'], c
 const withDate = <T extends { reservation_date?: string }>(body: T) =>
   ({ ...body, reservation_date: body.reservation_date === undefined ? undefined : new Date(body.reservation_date) });
 
-/** Frees the unit a reservation holds (available, no buyer); a unit held by another reservation is left alone. */
+/**
+ * Frees the unit a reservation (as it was before it was cancelled or deleted) holds: available, no buyer; a unit held
+ * by another reservation is left alone. A sold unit stays sold: its pending or confirmed reservations cannot be
+ * cancelled or deleted until staff change the unit (409).
+ */
 async function releaseUnit(work: Work, reservation: ReservationRow) {
-  if (!reservation.inventory_id) return;
+  if (!reservation.inventory_id || reservation.status === 'cancelled') return;
   const unit = await work.lock(inventoryResource, reservation.inventory_id).catch(() => null);
+  if (unit?.status === 'sold') throw conflict(`The unit ${unit.inventory_code} is sold; change the unit's status before cancelling or deleting its reservation`);
   if (!unit || unit.sold_to !== reservation.id) return;
   await changeUnit(work, unit.id, { status: 'available', sold_to: null });
 }
@@ -131,7 +136,7 @@ export default async function reservationRoutes(app: App) {
         return withLowerEmail(withDate(body));
       },
       after: async (row, before, work) => {
-        if (row.status === 'cancelled' && before.status !== 'cancelled') await releaseUnit(work, row);
+        if (row.status === 'cancelled' && before.status !== 'cancelled') await releaseUnit(work, before);
       },
     },
     remove: {

@@ -39,6 +39,8 @@ export const activityLogResource = defineResource({
       user_id: equals(activityLogs.user_id, Uuid()),
       module: equals(activityLogs.module, StringEnum(MODULES)),
       action: equals(activityLogs.action, StringEnum(ACTIONS)),
+      resource: equals(activityLogs.resource, Type.String({ maxLength: 100 })),
+      resource_id: equals(activityLogs.resource_id, Uuid()),
       date_from: fromDay(activityLogs.created_at, DateOnly()),
       date_to: untilDay(activityLogs.created_at, DateOnly()),
     },

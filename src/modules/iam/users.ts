@@ -18,6 +18,7 @@ import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { welcomeMail } from '../../mail/templates.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
+import { moduleAccessResource } from './module-access.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -203,12 +204,12 @@ export default async function userRoutes(app: App) {
         const current = await lockUser(work, id);
         if (id === work.actor.userId) throw conflict('You cannot delete your own account');
         await assertIamWriterRemains(work.tx, { userId: id });
-        // A tombstone: the row stays so names in other records survive; the address is released for reuse.
-        await work.tx.update(users).set({ deletedAt: clock.now(), email: `deleted+${id}@invalid`, departmentId: null, updatedAt: clock.now() }).where(eq(users.id, id));
+        // A tombstone: the row stays, with its name and e-mail, so records naming the user still show who it was.
+        await work.tx.update(users).set({ deletedAt: clock.now(), departmentId: null, updatedAt: clock.now() }).where(eq(users.id, id));
         await work.tx.delete(sessions).where(eq(sessions.userId, id));
         await work.tx.delete(accounts).where(eq(accounts.userId, id));
         await work.tx.delete(twoFactors).where(eq(twoFactors.userId, id));
-        await work.tx.delete(moduleAccess).where(eq(moduleAccess.user_id, id));
+        await work.removeAll(moduleAccessResource, eq(moduleAccess.user_id, id));
         await work.audit({ action: 'delete', resource: userResource, id, before: auditedFields(current) });
       },
     },
