@@ -46,13 +46,16 @@ async function challenge(email: string, password: string) {
 }
 
 /** A user with two-factor enabled and confirmed. */
-async function twoFactorUser() {
+/** A user with two-factor on, confirmed with the code of `confirmStep` (30-second steps from now). */
+async function twoFactorUser(confirmStep = -1) {
   const user = await createUser(ctx);
   const enabled = await as(ctx, user).post('/api/auth/two-factor/enable', { password: user.password });
   expect(enabled.statusCode).toBe(200);
   const { totpURI, backupCodes } = enabled.json() as { totpURI: string; backupCodes: string[] };
   const totp = OTPAuth.URI.parse(totpURI) as OTPAuth.TOTP;
-  const confirmed = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate() });
+  // By default the previous step's code (still accepted): the code spent here cannot sign in, and tests sign in with
+  // the current one.
+  const confirmed = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate({ timestamp: Date.now() + confirmStep * 30_000 }) });
   expect(confirmed.statusCode).toBe(200);
   return { ...user, totp, backupCodes };
 }
@@ -94,7 +97,8 @@ describe('two-factor, end to end', () => {
     expect(badConfirm.statusCode).toBe(400);
     expect((await as(ctx, none).post('/api/auth/login', { email: user.email, password: user.password })).json().session).toBeDefined();
 
-    const confirmed = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate() });
+    // The previous step's code: the current one stays unspent for the sign-in below.
+    const confirmed = await as(ctx, user).post('/api/auth/two-factor/confirm', { code: totp.generate({ timestamp: Date.now() - 30_000 }) });
     expect(confirmed.statusCode).toBe(200);
     expect(typeof confirmed.json().message).toBe('string');
 
@@ -221,7 +225,7 @@ describe('two-factor, end to end', () => {
 
   test('a TOTP code accepted once is refused when the same user presents it again, even with a new challenge (CONTRACT §13)', async () => {
     const user = await twoFactorUser();
-    const code = user.totp.generate({ timestamp: Date.now() + 30_000 }); // the next step's: not the one used to confirm
+    const code = user.totp.generate();
     const first = await challenge(user.email, user.password);
     expect((await as(ctx, none, { headers: first.headers }).post('/api/auth/verify-2fa', { code })).statusCode).toBe(200);
     const second = await challenge(user.email, user.password);
@@ -232,11 +236,23 @@ describe('two-factor, end to end', () => {
     // Another user's identical code is theirs to use.
     const other = await twoFactorUser();
     const otherChallenge = await challenge(other.email, other.password);
-    expect((await as(ctx, none, { headers: otherChallenge.headers }).post('/api/auth/verify-2fa', { code: other.totp.generate({ timestamp: Date.now() + 30_000 }) })).statusCode).toBe(200);
+    expect((await as(ctx, none, { headers: otherChallenge.headers }).post('/api/auth/verify-2fa', { code: other.totp.generate() })).statusCode).toBe(200);
+  });
+
+  test('the code that confirmed two-factor is spent: it cannot complete a sign-in', async () => {
+    const user = await createUser(ctx);
+    const { totpURI } = (await as(ctx, user).post('/api/auth/two-factor/enable', { password: user.password })).json();
+    const totp = OTPAuth.URI.parse(totpURI) as OTPAuth.TOTP;
+    const code = totp.generate();
+    expect((await as(ctx, user).post('/api/auth/two-factor/confirm', { code })).statusCode).toBe(200);
+    const { headers } = await challenge(user.email, user.password);
+    const replay = await as(ctx, none, { headers }).post('/api/auth/verify-2fa', { code });
+    expect(replay.statusCode).toBe(401);
+    expect(replay.json()).toEqual({ error: 'Invalid code' });
   });
 
   test('the code of the previous and of the next 30-second step are accepted, older ones are not', async () => {
-    const user = await twoFactorUser();
+    const user = await twoFactorUser(0);
     const previous = await as(ctx, none, { headers: (await challenge(user.email, user.password)).headers }).post('/api/auth/verify-2fa', { code: user.totp.generate({ timestamp: Date.now() - 30_000 }) });
     expect(previous.statusCode).toBe(200);
     expect(previous.json().user.id).toBe(user.id);

@@ -251,6 +251,8 @@ export default async function authRoutes(app: App) {
       if (codeOf(err) === 'INVALID_CODE') throw validationError({ code: 'is not the current code of the authenticator' });
       throw err;
     }
+    // The confirming code is spent too: it cannot sign in a second time (CONTRACT §13).
+    await claimTotpCode(database.db, principal.user.id, request.body.code);
     await keepCallerSession(principal.session.token, headers);
     forwardCookies(reply, headers, (cookie) => SESSION_COOKIE.test(cookie));
     return { message: 'Two-factor authentication enabled' };
