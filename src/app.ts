@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -83,6 +83,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Errors Fastify raises before routing (a path that is not valid percent-encoded UTF-8) get the contract's body too.
+    frameworkErrors: (error, _request, reply) => {
+      const details = error.code === 'FST_ERR_BAD_URL' ? { url: 'is not a valid URL: a percent-encoded part is not UTF-8' } : { url: error.message };
+      void (reply as FastifyReply).code(400).send({ error: 'Validation error', details });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);

@@ -133,6 +133,16 @@ describe('instants and numbers', () => {
     }
   });
 
+  test('the last day there is, 9999-12-31, is a date_to like any other, on lists and exports', async () => {
+    const lead = await make.lead(ctx, { notes: 'far future filter' }, staff);
+    const list = await as(ctx, staff).get('/api/iam/activity-logs?date_from=2000-01-01&date_to=9999-12-31&limit=100');
+    expect(list.statusCode, list.body).toBe(200);
+    expect(list.json().data.some((log: { resource_id: string }) => log.resource_id === lead.id)).toBe(true);
+    const csv = await as(ctx, staff).get('/api/iam/activity-logs/export?date_to=9999-12-31');
+    expect(csv.statusCode, csv.body).toBe(200);
+    expect(csv.body).toContain(lead.id);
+  });
+
   test('a number the column cannot hold is 400 on the field, and the document states the bounds', async () => {
     const who = as(ctx, staff);
     const project = await make.project(ctx, {}, staff);
@@ -166,5 +176,33 @@ describe('passwords', () => {
     expect((await as(ctx, none).post('/api/auth/login', { email, password: differentAfter72 })).statusCode).toBe(401);
     expect((await as(ctx, none).post('/api/auth/login', { email, password: password.slice(0, 72) })).statusCode).toBe(401);
     expect((await as(ctx, none).post('/api/auth/login', { email, password })).statusCode).toBe(200);
+  });
+});
+
+describe('found by the fuzz test', () => {
+  test('a query parameter named __proto__ is refused by name', async () => {
+    const res = await as(ctx, staff).get('/api/crm/leads?__proto__=x');
+    expect(res.statusCode).toBe(400);
+    const { error, details } = JSON.parse(res.body);
+    expect(error).toBe('Validation error');
+    // An own key (JSON.parse makes one), not the prototype: the answer named the field.
+    expect(Object.keys(details)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(details, '__proto__')?.value).toEqual(expect.any(String));
+  });
+
+  test('a path that is not valid percent-encoded UTF-8 is 400 with the error body', async () => {
+    for (const url of ['/api/cms/projects/%ED%A0%80', '/api/crm/leads/%zz', '/api/cms/projects/%C0%80']) {
+      const res = await as(ctx, staff).get(url);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json(), url).toEqual({ error: 'Validation error', details: { url: expect.any(String) } });
+    }
+  });
+
+  test('a multipart body cut short is 400 details.file, not a 500', async () => {
+    const res = await as(ctx, staff).post('/api/uploads', Buffer.from('--x\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nabc'), {
+      'content-type': 'multipart/form-data; boundary=x',
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toEqual({ error: 'Validation error', details: { file: expect.stringMatching(/malformed/) } });
   });
 });

@@ -59,10 +59,13 @@ export const is = {
     const start = startOfDay(day);
     return { sql: gte(column, start), test: (row) => timeOf(valueIn(row, column)) >= start.getTime(), reads: [keyOf(column)] };
   },
-  /** Up to the end of the day (UTC), inclusive. */
+  /**
+   * Up to the end of the day (UTC), inclusive: to its last millisecond (the precision timestamps are kept at), which
+   * for 9999-12-31 is still an instant PostgreSQL can read, unlike the next day's midnight.
+   */
   onOrBeforeDay: (column: PgColumn, day: string): Predicate => {
-    const end = new Date(startOfDay(day).getTime() + DAY_MS);
-    return { sql: lt(column, end), test: (row) => timeOf(valueIn(row, column)) < end.getTime(), reads: [keyOf(column)] };
+    const last = new Date(startOfDay(day).getTime() + DAY_MS - 1);
+    return { sql: lte(column, last), test: (row) => timeOf(valueIn(row, column)) <= last.getTime(), reads: [keyOf(column)] };
   },
   /** `q`: any of the columns contains the text, case-insensitively. */
   matching: (columns: PgColumn[], q: string): Predicate => {

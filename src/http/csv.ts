@@ -35,16 +35,24 @@ function record(fields: (string | number)[]): string {
   return `${line}\n`;
 }
 
-/** Streams batches of rows as a CSV attachment named `<filename>-YYYY-MM-DD.csv` (CONTRACT §10), a chunk per batch. */
-export function sendCsv(reply: FastifyReply, filename: string, headers: string[], batches: AsyncIterable<unknown[][]>) {
+/**
+ * Streams batches of rows as a CSV attachment named `<filename>-YYYY-MM-DD.csv` (CONTRACT §10), a chunk per batch.
+ * The first batch is read before the answer starts, so a query that fails is still answered as a JSON error; a
+ * failure later can only cut the stream short (the status is sent by then), and is logged.
+ */
+export async function sendCsv(reply: FastifyReply, filename: string, headers: string[], batches: AsyncIterable<unknown[][]>) {
+  const iterator = batches[Symbol.asyncIterator]();
+  const first = await iterator.next();
   const chunks = Readable.from((async function* () {
     yield record(headers);
-    for await (const rows of batches) {
+    for (let batch = first; !batch.done; batch = await iterator.next()) {
+      const rows = batch.value;
       for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
         yield rows.slice(i, i + ROWS_PER_CHUNK).map((row) => record(row.map(cell))).join('');
       }
     }
   })(), { objectMode: false });
+  chunks.on('error', (err) => reply.log.error({ err }, 'export failed after it started: the CSV was cut short'));
   const day = new Date().toISOString().slice(0, 10);
   return reply
     .header('content-type', 'text/csv; charset=utf-8')

@@ -28,7 +28,8 @@ function describe(error: AjvError): string {
  * something about the same field or a field inside it.
  */
 export function detailsFromAjv(errors: AjvError[], context?: string): Record<string, string> {
-  const details: Record<string, string> = {};
+  // No prototype: a field named `__proto__` or `constructor` is a key like any other.
+  const details: Record<string, string> = Object.create(null);
   const weak = (e: AjvError) => e.keyword === 'anyOf' || e.keyword === 'oneOf' || (e.keyword === 'type' && e.params.type === 'null');
   const fallback = context === 'body' || !context ? 'body' : context;
   const located = errors.map((error) => {

@@ -166,5 +166,10 @@ function translate(err: unknown, maxBytes: number): unknown {
   if (err instanceof TooLarge || code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes`);
   }
+  // The multipart parser's complaints about the body (plain Errors: "Unexpected end of multipart data", "Malformed part
+  // header"…, or @fastify/multipart's FST_ codes) are the client's; a system error (ENOSPC…) or a bug stays a 500.
+  if (code?.startsWith('FST_') || (err instanceof Error && err.constructor === Error && code === undefined)) {
+    return validationError({ file: `could not be read: the multipart body is malformed (${(err as Error).message})` });
+  }
   return err;
 }
