@@ -205,4 +205,15 @@ describe('found by the fuzz test', () => {
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json()).toEqual({ error: 'Validation error', details: { file: expect.stringMatching(/malformed/) } });
   });
+
+  test('an address a user could never sign in with is refused when the user is created', async () => {
+    for (const email of ['a!b@example.com', 'a@b.c', 'x@localhost']) {
+      const res = await as(ctx, staff).post('/api/iam/users', { email, name: 'Unusable', password: 'Passw0rd!x' });
+      expect(res.statusCode, email).toBe(400);
+      expect(res.json()).toEqual({ error: 'Validation error', details: { email: 'must be a valid e-mail address' } });
+    }
+    const email = `o'brien+${Date.now()}@example.com`;
+    expect((await as(ctx, staff).post('/api/iam/users', { email, name: "O'Brien", password: 'Passw0rd!x' })).statusCode).toBe(201);
+    expect((await as(ctx, none).post('/api/auth/login', { email, password: 'Passw0rd!x' })).statusCode).toBe(200);
+  });
 });

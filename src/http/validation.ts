@@ -27,7 +27,14 @@ function isDay(year: number, month: number, day: number): boolean {
  * CONTRACT §13: a date-time must be a real instant (no leap second, no 31 April, a zone offset that exists) in years
  * 1–9999; a date (the day filters) likewise. Stricter than ajv-formats, which lets `…T23:59:60Z` and year 0 through.
  */
+/**
+ * The addresses Better Auth signs in and resets (its zod rule): an address the service stores is one its owner can
+ * use. ajv-formats alone lets `a!b@example.com` and `a@b.c` through, and a user created with one could never sign in.
+ */
+const ADDRESS = /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$/;
+
 const formats = {
+  email: (text: string) => ADDRESS.test(text),
   'date-time': (text: string) => {
     const m = INSTANT.exec(text);
     return !!m && isDay(+m[1], +m[2], +m[3]) && +m[4] <= 23 && +m[5] <= 59 && +m[6] <= 59 && (m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59)) && Number.isFinite(Date.parse(text));
