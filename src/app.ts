@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.decorate('config', config);
   app.decorate('database', database);
-  app.decorate('lists', new ListRunner(database.db));
+  app.decorate('lists', new ListRunner(database.db, { slowPageMs: config.slowPageMs }));
   const mailer = deps.mailer ?? createMailer(config, app.log);
   app.decorate('mailer', mailer);
   app.decorate('auth', createAuth(config, database, mailer, app.log));

@@ -25,6 +25,8 @@ export type Config = {
   authRateLimit: number;
   writeRateLimit: number;
   readRateLimit: number;
+  /** A list page slower than this to read (ms) is kept and served again while the change log allows. */
+  slowPageMs: number;
   bcryptCost: number;
   sessionTtlHours: number;
   activityLogRetentionDays: number;
@@ -148,6 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     authRateLimit: integer(env, 'AUTH_RATE_LIMIT', 5, 1, 1_000_000),
     writeRateLimit: integer(env, 'WRITE_RATE_LIMIT', 30, 1, 1_000_000),
     readRateLimit: integer(env, 'READ_RATE_LIMIT', 100, 1, 1_000_000),
+    slowPageMs: integer(env, 'SLOW_PAGE_MS', 4, 0, 60_000),
     bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 16),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 168, 1, 24 * 366),
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),

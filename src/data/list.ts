@@ -6,6 +6,7 @@ import { notFound } from '../errors.js';
 import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type LoggedChange, netChange, parseChanges, parseSnapshot, type Snapshot, weightOf } from './changes.js';
 import { allOf, is, keyOf, type Predicate } from './filters.js';
 import { type Boundary, Boundaries } from './boundaries.js';
+import { anyChangeSince, joinedResources, PageCache, SLOW_PAGE_MS, untouched } from './page-cache.js';
 import type { ListDeclaration, Resource, SelectQuery, View } from './resource.js';
 
 /** A validated list query: paging and sort get their defaults from the validator; filters by name. */
@@ -142,6 +143,7 @@ export class ListRunner {
   private totals = new Map<string, Counted[]>();
   private counting = new Map<string, Promise<Counted>>();
   private boundaries = new Boundaries();
+  private pages = new PageCache();
   /** Statements built once per shape (drizzle's building is most of a page's own CPU), run with their values. */
   private statements = new Map<string, { execute: (values: Record<string, unknown>) => Promise<Record<string, unknown>[]> }>();
 
@@ -155,7 +157,7 @@ export class ListRunner {
     }
     return statement!;
   }
-  constructor(private readonly db: Executor, private readonly maxFilters = 5000) {}
+  constructor(private readonly db: Executor, private readonly options: { maxFilters?: number; slowPageMs?: number } = {}) {}
 
   async page<T = Record<string, unknown>>(resource: Resource, query: ListQuery, options: ScopeOption = {}): Promise<Page<T>> {
     const page = Number(query.page ?? 1);
@@ -172,6 +174,27 @@ export class ListRunner {
     const descending = query.order !== 'asc';
     const walk = `${key}|${query.sort ?? ''}|${query.order ?? ''}`;
     const reads = [...new Set([...(predicate?.reads ?? []), ...(deep ? [keyOf(column), keyOf(resource.id)] : [])])];
+
+    // A page that was slow to read is served again while the change log shows nothing that could change it.
+    const view = resource.listView ?? resource.view;
+    const pageKey = `${walk}|${page}|${limit}`;
+    const kept = deep ? undefined : this.pages.get(pageKey, MAX_AGE_MS);
+    const joined = kept && joinedResources(resource, view);
+    if (kept && joined) {
+      const fromXid = Math.min(kept.snapshot.xmin, ...(known.length ? [known[known.length - 1].snapshot.xmin] : []));
+      const check = this.statement(statementName('check', [resource.name, joined.join(','), reads.join(',')]), () =>
+        this.db.select({ snapshot: currentSnapshot, changes: changesSince(resource.name, sql.placeholder('fromXid'), MAX_CHANGES, reads), joined: anyChangeSince(joined, sql.placeholder('fromXid')) })
+          .from(sql`(select 1) as probe`));
+      const [probe] = await check.execute({ fromXid: String(fromXid) });
+      const snapshot = parseSnapshot(String(probe.snapshot));
+      const logged = parseChanges(String(probe.changes));
+      if (probe.joined !== true && covers(snapshot, kept.snapshot) && logged.length < MAX_CHANGES && untouched(kept, logged, predicate)) {
+        kept.snapshot = snapshot; // exact here too: later checks start from now
+        const total = this.bringForward(key, known, snapshot, logged, fromXid, predicate) ?? (await this.countSeeing(key, resource, predicate, snapshot));
+        return { data: kept.rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+      }
+      this.pages.forget(pageKey);
+    }
 
     // One statement: the page, its snapshot, and the changes its cached total or page boundary may not have seen
     // (computed once, repeated on each row: only the fields that are tested, so it stays small).
@@ -224,7 +247,12 @@ export class ListRunner {
 
     const keyset = deep && column.notNull;
     let boundary = keyset ? this.boundaries.nearest(walk, offset) : undefined;
+    const started = performance.now();
     let result = await read(boundary);
+    // Kept only when every row has its id: a change to one of them must be recognised.
+    if (!deep && performance.now() - started > (this.options.slowPageMs ?? SLOW_PAGE_MS) && result.rows.every((row) => typeof row.id === 'string')) {
+      this.pages.keep(pageKey, { rows: result.rows, ids: new Set(result.rows.map((row) => String(row.id))), snapshot: result.snapshot, at: Date.now() });
+    }
     // Rows written before the remembered one since it was remembered move it: follow it once, else read by offset.
     for (let attempt = 0; boundary; attempt++) {
       const shift = result.logged && this.boundaries.shift(boundary, result.snapshot, result.logged, predicate, column, resource.id, descending);
@@ -311,7 +339,7 @@ export class ListRunner {
       this.totals.set(key, kept);
       return;
     }
-    if (this.totals.size >= this.maxFilters) this.totals.delete(this.totals.keys().next().value!);
+    if (this.totals.size >= (this.options.maxFilters ?? 5000)) this.totals.delete(this.totals.keys().next().value!);
     this.totals.set(key, [counted]);
   }
 }

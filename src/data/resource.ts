@@ -52,4 +52,13 @@ export type Resource<T extends PgTable = PgTable> = {
 /** A row of the resource's table, as drizzle returns it. */
 export type RowOf<T extends PgTable> = T['$inferSelect'];
 
-export const defineResource = <T extends PgTable>(resource: Resource<T>): Resource<T> => resource;
+/** Every declared resource's name, by its table: which resource's changes a join reads. */
+const resourceNames = new Map<PgTable, string>();
+
+export const defineResource = <T extends PgTable>(resource: Resource<T>): Resource<T> => {
+  resourceNames.set(resource.table, resource.name);
+  return resource;
+};
+
+/** The resource a table belongs to, when one was declared. */
+export const resourceOfTable = (table: PgTable): string | undefined => resourceNames.get(table);

@@ -1,0 +1,71 @@
+import { Column, type Placeholder, sql } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { changeLog } from '../db/schema/index.js';
+import { type LoggedChange, type Snapshot, visibleIn } from './changes.js';
+import type { Predicate } from './filters.js';
+import { type Resource, resourceOfTable, type View } from './resource.js';
+
+/** A page kept with the snapshot it is exact in. */
+export type KeptPage = { rows: Record<string, unknown>[]; ids: Set<string>; snapshot: Snapshot; at: number };
+
+/** Reading a page slower than this (ms) keeps it: a search PostgreSQL can only answer by filtering many rows, say. */
+export const SLOW_PAGE_MS = 4;
+const MAX_PAGES = 1000;
+
+/**
+ * Pages that were slow to read. A kept page is served again while the change log shows nothing since its snapshot
+ * that could change it: no change to one of its rows, to a row the list's predicate takes before or after the change,
+ * or to a resource its view joins. The check is one small indexed read; the page's own query is not run.
+ */
+export class PageCache {
+  private pages = new Map<string, KeptPage>();
+
+  get(key: string, maxAgeMs: number): KeptPage | undefined {
+    const kept = this.pages.get(key);
+    if (kept && Date.now() - kept.at >= maxAgeMs) this.pages.delete(key);
+    return kept && Date.now() - kept.at < maxAgeMs ? kept : undefined;
+  }
+
+  keep(key: string, page: KeptPage) {
+    this.pages.delete(key);
+    if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value!);
+    this.pages.set(key, page);
+  }
+
+  forget(key: string) {
+    this.pages.delete(key);
+  }
+}
+
+/**
+ * The other resources a view reads (its joins), or undefined when it cannot tell: a field that is an SQL expression
+ * (it may read anything) or a table that is no declared resource. Such views are never served from the cache.
+ */
+export function joinedResources(resource: Resource, view: View): string[] | undefined {
+  const tables = new Set<PgTable>();
+  const walk = (fields: Record<string, unknown>): boolean => Object.values(fields).every((field) => {
+    if (field instanceof Column) return tables.add(field.table as PgTable);
+    return field !== null && typeof field === 'object' && !('getSQL' in field) && walk(field as Record<string, unknown>);
+  });
+  if (!walk(view.fields)) return undefined;
+  tables.delete(resource.table);
+  const names = [...tables].map(resourceOfTable);
+  return names.every((name): name is string => name !== undefined) ? names : undefined;
+}
+
+/** Whether any of `resources` changed in a transaction from `fromXid` on (false for none), as a scalar subquery. */
+export function anyChangeSince(resources: string[], fromXid: string | Placeholder) {
+  if (!resources.length) return sql<boolean>`false`;
+  return sql<boolean>`exists (select 1 from ${changeLog} where resource in (${sql.join(resources.map((r) => sql`${r}`), sql`, `)}) and xid >= ${fromXid}::xid8)`;
+}
+
+/** Whether a kept page is still exact after `changes` (those its snapshot had not seen). */
+export function untouched(kept: KeptPage, changes: LoggedChange[], predicate: Predicate | undefined): boolean {
+  for (const change of changes) {
+    if (visibleIn(change.xid, kept.snapshot)) continue;
+    if (change.rowId === null || kept.ids.has(change.rowId)) return false;
+    // A row the list takes (before or after the change) may enter, leave or move within it.
+    for (const row of [change.before, change.after]) if (row && (!predicate || predicate.test(row) !== false)) return false;
+  }
+  return true;
+}

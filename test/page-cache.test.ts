@@ -1,0 +1,104 @@
+import { desc, eq, ilike, or } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { leads, users } from '../src/db/schema/index.js';
+import { as, countQueries, createTestApp, createUser, type TestContext, touched } from './helpers.js';
+import { make } from './factories.js';
+
+// Slow pages kept (issue 11): with SLOW_PAGE_MS=0 every page is kept, and served again only while the change log shows
+// nothing that could change it. Each answer is compared with what the database says at that moment.
+
+let ctx: TestContext;
+let staff: Awaited<ReturnType<typeof createUser>>;
+let agent: Awaited<ReturnType<typeof createUser>>;
+const QUERY = '?q=needle&sort=created_at&order=desc&limit=5';
+/** A statement reading the leads table's rows: the page's own query (the check reads only the change log). */
+const PAGE_READ = /from "leads"/i;
+
+beforeAll(async () => {
+  ctx = await createTestApp({ SLOW_PAGE_MS: '0' });
+  staff = await createUser(ctx, { cms: 'rwd', crm: 'rwd', iam: 'rwd' });
+  agent = await createUser(ctx, { crm: 'r' }, { name: 'Agent Smith' });
+  for (let i = 0; i < 8; i++) await make.lead(ctx, { first_name: `Needle ${i}`, last_name: 'Hay', assigned_to: agent.id }, staff);
+  for (let i = 0; i < 8; i++) await make.lead(ctx, { first_name: `Straw ${i}`, last_name: 'Hay' }, staff);
+});
+afterAll(() => ctx.close());
+
+type Row = { id: string; first_name: string; last_name: string; notes: string | null; assigned_to: { id: string; name: string } | null };
+const served = async () => {
+  const res = await as(ctx, staff).get(`/api/crm/leads${QUERY}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as { data: Row[]; pagination: { total: number } };
+};
+/** The page and total as the database has them now. */
+const truth = async () => {
+  const matching = or(ilike(leads.first_name, '%needle%'), ilike(leads.last_name, '%needle%'), ilike(leads.email, '%needle%'), ilike(leads.phone, '%needle%'));
+  const rows = await ctx.database.db.select({ id: leads.id, first_name: leads.first_name, notes: leads.notes, agent: users.name }).from(leads)
+    .leftJoin(users, eq(users.id, leads.assigned_to)).where(matching).orderBy(desc(leads.created_at), desc(leads.id));
+  return { ids: rows.slice(0, 5).map((r) => r.id), names: rows.slice(0, 5).map((r) => r.first_name), notes: rows.slice(0, 5).map((r) => r.notes), agents: rows.slice(0, 5).map((r) => r.agent ?? null), total: rows.length };
+};
+/** Reads the page and checks it against the database; answers how many times the page's own query ran for it. */
+const expectExact = async () => {
+  let page: Awaited<ReturnType<typeof served>> | undefined;
+  const reads = await countQueries(ctx.database, PAGE_READ, async () => (page = await served()));
+  const expected = await truth();
+  expect(page!.data.map((r) => r.id)).toEqual(expected.ids);
+  expect(page!.data.map((r) => r.first_name)).toEqual(expected.names);
+  expect(page!.data.map((r) => r.notes)).toEqual(expected.notes);
+  expect(page!.data.map((r) => r.assigned_to?.name ?? null)).toEqual(expected.agents);
+  expect(page!.pagination.total).toBe(expected.total);
+  return reads;
+};
+
+describe('a kept page', () => {
+  test('is served again without its query while nothing it shows changed, also after changes elsewhere', async () => {
+    await expectExact();
+    expect(await expectExact()).toBe(0);
+    await make.lead(ctx, { first_name: 'Straw new', last_name: 'Hay' }, staff); // the search does not take it
+    await make.project(ctx, {}, staff); // another resource
+    expect(await expectExact()).toBe(0);
+  });
+
+  test('is read again after each change that could alter it, and is then exact', async () => {
+    const [first] = (await served()).data;
+    const straw = await make.lead(ctx, { first_name: 'Straw later', last_name: 'Hay' }, staff);
+    const changes: [string, () => Promise<unknown>][] = [
+      ['a new row the search takes', () => make.lead(ctx, { first_name: 'Needle new', last_name: 'Hay' }, staff)],
+      ['a row of the page changed in a field the search does not read', () => as(ctx, staff).patch(`/api/crm/leads/${first.id}`, { notes: 'edited' })],
+      ['the user a row of the page names, renamed', () => as(ctx, staff).patch(`/api/iam/users/${agent.id}`, { name: 'Agent Jones' })],
+      ['a row outside it now taken by the search', () => as(ctx, staff).patch(`/api/crm/leads/${straw.id}`, { last_name: 'Needlework' })],
+      ['a row of the page deleted', () => as(ctx, staff).delete(`/api/crm/leads/${first.id}`)],
+      ['rows written behind the API', () => touched(ctx.database, 'leads')],
+    ];
+    for (const [what, change] of changes) {
+      await served(); // kept
+      await change();
+      expect(await expectExact(), what).toBeGreaterThan(0);
+      expect(await expectExact(), `${what}, then kept again`).toBe(0);
+    }
+  });
+
+  test('while 20 requests write and 30 read at once, every answer is a page the database had, and the last is exact', async () => {
+    const writes = Array.from({ length: 20 }, (_, i) => (i % 2
+      ? make.lead(ctx, { first_name: `Needle burst ${i}`, last_name: 'Hay' }, staff)
+      : make.lead(ctx, { first_name: `Straw burst ${i}`, last_name: 'Hay' }, staff)));
+    const reads = Array.from({ length: 30 }, () => served());
+    const answers = await Promise.all([...writes, ...reads]);
+    for (const answer of answers.slice(20) as Awaited<ReturnType<typeof served>>[]) {
+      expect(answer.data.length).toBe(5);
+      expect(answer.data.every((row) => /needle/i.test(`${row.first_name} ${row.last_name}`))).toBe(true);
+    }
+    await expectExact();
+    expect(await expectExact()).toBe(0);
+  });
+});
+
+describe('other resources', () => {
+  test("a kept page of projects follows a change of its own rows", async () => {
+    const project = await make.project(ctx, { name: 'Needle Heights' }, staff);
+    const first = (await as(ctx, staff).get('/api/cms/projects?q=needle')).json();
+    expect(first.data.map((p: { id: string }) => p.id)).toContain(project.id);
+    expect((await as(ctx, staff).patch(`/api/cms/projects/${project.id}`, { name: 'Needle Towers' })).statusCode).toBe(200);
+    const second = (await as(ctx, staff).get('/api/cms/projects?q=needle')).json();
+    expect(second.data.find((p: { id: string }) => p.id === project.id).name).toBe('Needle Towers');
+  });
+});
