@@ -11,6 +11,8 @@ export type KeptPage = { rows: Record<string, unknown>[]; ids: Set<string>; snap
 /** Reading a page slower than this (ms) keeps it: a search PostgreSQL can only answer by filtering many rows, say. */
 export const SLOW_PAGE_MS = 4;
 const MAX_PAGES = 1000;
+/** A page found changed is not kept again for this long (ms): while writes keep changing it, checking first is waste. */
+const UNSTABLE_MS = 1000;
 
 /**
  * Pages that were slow to read. A kept page is served again while the change log shows nothing since its snapshot
@@ -19,6 +21,8 @@ const MAX_PAGES = 1000;
  */
 export class PageCache {
   private pages = new Map<string, KeptPage>();
+  /** When a kept page was last found changed: a page that changes often is cheaper read than checked and read. */
+  private changed = new Map<string, number>();
 
   get(key: string, maxAgeMs: number): KeptPage | undefined {
     const kept = this.pages.get(key);
@@ -27,13 +31,19 @@ export class PageCache {
   }
 
   keep(key: string, page: KeptPage) {
+    const changedAt = this.changed.get(key);
+    if (changedAt !== undefined && Date.now() - changedAt < UNSTABLE_MS) return;
     this.pages.delete(key);
     if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value!);
     this.pages.set(key, page);
   }
 
+  /** The kept page was found changed: forgotten, and not kept again for a while. */
   forget(key: string) {
     this.pages.delete(key);
+    this.changed.delete(key);
+    if (this.changed.size >= MAX_PAGES) this.changed.delete(this.changed.keys().next().value!);
+    this.changed.set(key, Date.now());
   }
 }
 
