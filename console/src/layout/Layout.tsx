@@ -1,0 +1,41 @@
+import ManageAccountsIcon from '@mui/icons-material/ManageAccounts';
+import { ListSubheader } from '@mui/material';
+import type { ReactNode } from 'react';
+import { AppBar, Layout as RaLayout, Logout, Menu, MenuItemLink, UserMenu, usePermissions, useSidebarState } from 'react-admin';
+import { can, type Permission } from '../api/authProvider';
+import { RESOURCES } from '../resources/declarations';
+import { MODULE_LABELS, MODULES } from '../resources/types';
+
+function AccountMenu() {
+  return (
+    <UserMenu>
+      <MenuItemLink to="/account" primaryText="My account" leftIcon={<ManageAccountsIcon />} />
+      <Logout />
+    </UserMenu>
+  );
+}
+
+/** The navigation: the dashboard, then each module the user may read, with its resources. */
+function Navigation() {
+  const { permissions } = usePermissions<Permission[]>();
+  const [open] = useSidebarState();
+  return (
+    <Menu>
+      <Menu.DashboardItem primaryText="Dashboard" />
+      {MODULES.filter((module) => can(permissions, module, 'read')).map((module) => (
+        <nav key={module} aria-label={MODULE_LABELS[module]}>
+          {open ? <ListSubheader component="div" sx={{ lineHeight: '32px', bgcolor: 'transparent' }}>{MODULE_LABELS[module]}</ListSubheader> : null}
+          {RESOURCES.filter((spec) => spec.module === module).map((spec) => (
+            <Menu.ResourceItem key={spec.name} name={spec.name} />
+          ))}
+        </nav>
+      ))}
+    </Menu>
+  );
+}
+
+const TopBar = () => <AppBar userMenu={<AccountMenu />} />;
+
+export function Layout({ children }: { children: ReactNode }) {
+  return <RaLayout appBar={TopBar} menu={Navigation}>{children}</RaLayout>;
+}
