@@ -2,9 +2,10 @@
 // Builds the staff console into console/dist.
 //
 //   node console/scripts/build.mjs               build now; exit 1 when the build fails
-//   node console/scripts/build.mjs --if-changed  build only when the sources changed since the last build (a hash of
-//                                                them is kept in dist/.source-hash), and never fail: `npm start` runs
-//                                                this, and the API must start even when the console cannot be built
+//   --if-changed  build only when the sources changed since the last build (a hash of them is kept in
+//                 dist/.source-hash)
+//   --soft        never fail (say why and exit 0): `npm start` runs `--if-changed --soft`, because the API must start
+//                 even when the console cannot be built
 //
 // Builds are serialised by a lock directory (two `npm start`s, or a test run, never write dist/ at once), and a new
 // build is written beside dist/ and swapped in by renaming, so a running service never serves half a build.
@@ -20,6 +21,7 @@ const HASH_FILE = '.source-hash';
 const LOCK = join(CONSOLE, '.build-lock');
 const STALE_LOCK_MS = 5 * 60_000;
 const ifChanged = process.argv.includes('--if-changed');
+const soft = process.argv.includes('--soft');
 
 const say = (message) => process.stderr.write(`console: ${message}\n`);
 
@@ -110,7 +112,7 @@ async function main() {
 
 main().catch((err) => {
   say(`build failed: ${err?.message ?? err}`);
-  if (ifChanged) {
+  if (soft) {
     say(existsSync(join(DIST, 'index.html')) ? 'serving the previous build' : 'the API starts without the console (/ answers 503)');
     process.exit(0);
   }

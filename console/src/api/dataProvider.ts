@@ -166,7 +166,9 @@ export const dataProvider: DataProvider = {
     const spec = specOf(resource);
     try {
       const answer = await api<AnyRecord>(spec.path, { method: 'POST', body: toRequest(spec, params.data, 'create') });
-      return { data: { ...params.data, ...answer, id: answer.id } as any };
+      // The answer is only `{id, message}`: the record as the API now holds it (defaults, derived fields) is read back.
+      const record = spec.whole ? undefined : await api<any>(itemPath(spec, answer.id)).catch(() => undefined);
+      return { data: record ?? ({ ...params.data, ...answer, id: answer.id } as any) };
     } catch (error) {
       throw formErrors(spec, error);
     }

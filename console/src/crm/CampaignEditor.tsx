@@ -1,7 +1,7 @@
 import { Box, Button, Card, CardContent, LinearProgress, Stack, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
 import {
-  Confirm, Create, DeleteWithConfirmButton, Edit, EditButton, Labeled, required, SaveButton, Show, SimpleForm, SimpleShowLayout, TextArrayInput,
+  Confirm, Create, DeleteButton, Edit, EditButton, Labeled, required, SaveButton, Show, SimpleForm, SimpleShowLayout, TextArrayInput,
   TextInput, Toolbar, TopToolbar, useGetOne, usePermissions, useRecordContext, useRefresh,
 } from 'react-admin';
 import { useWatch } from 'react-hook-form';
@@ -65,9 +65,15 @@ export function CampaignEdit() {
 /** Delivery counts of a sent campaign, polled while any are pending. */
 function DeliveryProgress({ campaign }: { campaign: Campaign }) {
   const live = useGetOne<Campaign>('campaigns', { id: campaign.id }, {
-    refetchInterval: (query) => ((query.state.data?.deliveries.pending ?? 0) > 0 || query.state.data?.status === 'scheduled' ? 2000 : false),
+    // While anything is pending, while scheduled, and in the first minute after sending (the job may not have
+    // written its deliveries yet).
+    refetchInterval: (query) => {
+      const data = query.state.data;
+      const justSent = data?.status === 'sent' && data.sent_at && Date.now() - Date.parse(data.sent_at) < 60_000 && !data.deliveries?.total;
+      return (data?.deliveries?.pending ?? 0) > 0 || data?.status === 'scheduled' || justSent ? 2000 : false;
+    },
   });
-  const d = (live.data ?? campaign).deliveries;
+  const d = (live.data ?? campaign).deliveries ?? { total: 0, sent: 0, failed: 0, pending: 0 };
   const done = d.total ? Math.round(((d.sent + d.failed) / d.total) * 100) : 0;
   return (
     <Box component="section" aria-labelledby="delivery-title" sx={{ mt: 2 }}>
@@ -120,7 +126,7 @@ function ShowActions() {
   return (
     <TopToolbar>
       <EditButton label="Edit" />
-      <DeleteWithConfirmButton label="Delete" confirmTitle={`Delete campaign "${campaign.name}"?`} confirmContent="This cannot be undone." />
+      <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete campaign "${campaign.name}"?`} confirmContent="This cannot be undone." />
     </TopToolbar>
   );
 }

@@ -6,6 +6,7 @@ import { Link } from 'react-router-dom';
 import { can, type Permission } from '../api/authProvider';
 import { RESERVATION_STATUSES, UNIT_STATUSES } from '../resources/declarations';
 import type { Module } from '../resources/types';
+import { ScrollX } from '../shared/ScrollX';
 
 // No statistics endpoint exists: every figure is a list total (limit 1) or a short page, cached for a minute, so
 // opening the dashboard costs about twenty GETs of the per-user read allowance.
@@ -144,7 +145,7 @@ function UnitsByProject() {
   return (
     <Figure title="Units by status per project" to="/inventory">
       {projects.data?.data.length === 0 ? <Typography variant="body2">No projects yet.</Typography> : (
-        <Box sx={{ overflowX: 'auto' }}>
+        <ScrollX label="Units by status per project">
           <Table size="small" aria-label="Units by status per project">
             <TableHead>
               <TableRow>
@@ -156,7 +157,7 @@ function UnitsByProject() {
               {(projects.data?.data ?? []).map((project) => <ProjectUnits key={project.id} project={project as { id: string; name: string }} />)}
             </TableBody>
           </Table>
-        </Box>
+        </ScrollX>
       )}
       {(projects.data?.total ?? 0) > PROJECTS_SHOWN ? <Typography variant="caption" color="text.secondary">The {PROJECTS_SHOWN} most recently updated of {projects.data?.total} projects.</Typography> : null}
     </Figure>

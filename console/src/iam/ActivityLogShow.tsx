@@ -3,6 +3,7 @@ import { Labeled, Show, SimpleShowLayout, useCanAccess, useRecordContext } from 
 import { Link } from 'react-router-dom';
 import { RESOURCES, specOf } from '../resources/declarations';
 import { FieldValue } from '../resources/fields';
+import { ScrollX } from '../shared/ScrollX';
 
 type Log = { id: string; action: string; resource: string; resource_id: string; changes: { before: Record<string, unknown>; after: Record<string, unknown> } };
 const spec = specOf('activity-logs');
@@ -18,7 +19,7 @@ function Changes() {
   return (
     <Box component="section" aria-labelledby="changes-title" sx={{ p: 2 }}>
       <Typography id="changes-title" variant="h6" component="h2" gutterBottom>Changes</Typography>
-      <Box sx={{ overflowX: 'auto' }}>
+      <ScrollX label="Changed fields">
         <Table size="small" aria-labelledby="changes-title">
           <TableHead>
             <TableRow><TableCell>Field</TableCell><TableCell>Before</TableCell><TableCell>After</TableCell></TableRow>
@@ -33,7 +34,7 @@ function Changes() {
             ))}
           </TableBody>
         </Table>
-      </Box>
+      </ScrollX>
     </Box>
   );
 }

@@ -4,6 +4,7 @@ import { usePermissions, useRecordContext } from 'react-admin';
 import { can, forgetSession, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { MODULE_LABELS, MODULES, type Module } from '../resources/types';
+import { ScrollX } from '../shared/ScrollX';
 import { useApiAction } from '../shared/useApiAction';
 
 type Access = { id: string; module: Module; can_read: boolean; can_write: boolean; can_delete: boolean };
@@ -43,7 +44,7 @@ export default function ModuleAccessMatrix() {
   return (
     <Box component="section" aria-labelledby="access-title" sx={{ p: 2 }}>
       <Typography id="access-title" variant="h6" component="h2" gutterBottom>Module access</Typography>
-      <Box sx={{ overflowX: 'auto' }}>
+      <ScrollX label="Module access table">
         <Table size="small" aria-labelledby="access-title" sx={{ maxWidth: 520 }}>
           <TableHead>
             <TableRow>
@@ -72,7 +73,7 @@ export default function ModuleAccessMatrix() {
             })}
           </TableBody>
         </Table>
-      </Box>
+      </ScrollX>
     </Box>
   );
 }

@@ -1,14 +1,16 @@
 import ManageAccountsIcon from '@mui/icons-material/ManageAccounts';
 import { ListSubheader } from '@mui/material';
 import type { ReactNode } from 'react';
-import { AppBar, Layout as RaLayout, Logout, Menu, MenuItemLink, UserMenu, usePermissions, useSidebarState } from 'react-admin';
+import { AppBar, Layout as RaLayout, Logout, Menu, MenuItemLink, UserMenu, useGetIdentity, usePermissions, useSidebarState } from 'react-admin';
 import { can, type Permission } from '../api/authProvider';
 import { RESOURCES } from '../resources/declarations';
 import { MODULE_LABELS, MODULES } from '../resources/types';
 
 function AccountMenu() {
+  const { identity } = useGetIdentity();
+  // The button shows the user's name; its accessible name must contain it (WCAG 2.5.3).
   return (
-    <UserMenu>
+    <UserMenu label={identity?.fullName ? `${identity.fullName}: account menu` : 'Account menu'}>
       <MenuItemLink to="/account" primaryText="My account" leftIcon={<ManageAccountsIcon />} />
       <Logout />
     </UserMenu>
@@ -23,12 +25,12 @@ function Navigation() {
     <Menu>
       <Menu.DashboardItem primaryText="Dashboard" />
       {MODULES.filter((module) => can(permissions, module, 'read')).map((module) => (
-        <nav key={module} aria-label={MODULE_LABELS[module]}>
-          {open ? <ListSubheader component="div" sx={{ lineHeight: '32px', bgcolor: 'transparent' }}>{MODULE_LABELS[module]}</ListSubheader> : null}
+        <div key={module} role="group" aria-label={MODULE_LABELS[module]}>
+          {open ? <ListSubheader component="div" aria-hidden sx={{ lineHeight: '32px', bgcolor: 'transparent' }}>{MODULE_LABELS[module]}</ListSubheader> : null}
           {RESOURCES.filter((spec) => spec.module === module).map((spec) => (
             <Menu.ResourceItem key={spec.name} name={spec.name} />
           ))}
-        </nav>
+        </div>
       ))}
     </Menu>
   );

@@ -67,7 +67,9 @@ export function FieldValue({ field }: { field: FieldSpec }): ReactNode {
 
 /** A reference picker: a search box where the API has `q`, otherwise a list to choose from. */
 function ReferencePicker({ source, label, resource, text, validate, filter, helperText }: {
-  source: string; label: string; resource: string; text: string; validate?: ReturnType<typeof required>; filter?: Record<string, unknown>; helperText?: string;
+  source: string; label: string; resource: string; text: string; validate?: ReturnType<typeof required>; filter?: Record<string, unknown>; helperText?: string | false;
+  /** Read by the list's filter form from this element. */
+  alwaysOn?: boolean;
 }) {
   const target = specOf(resource);
   return (
@@ -125,16 +127,17 @@ export function FieldInput({ field, choices }: { field: FieldSpec; choices?: rea
 /** A list filter; the search box (`q`) is separate. */
 export function filterInput(filter: FilterSpec) {
   const { source, label } = filter;
+  const common = { source, label, alwaysOn: true, helperText: false } as const;
   switch (filter.type) {
     case 'select':
-      return <SelectInput key={source} source={source} label={label} choices={choicesOf(filter.choices ?? [])} emptyText="Any" />;
+      return <SelectInput key={source} {...common} choices={choicesOf(filter.choices ?? [])} emptyText="Any" />;
     case 'boolean':
-      return <SelectInput key={source} source={source} label={label} choices={[{ id: 'true', name: 'Yes' }, { id: 'false', name: 'No' }]} emptyText="Any" />;
+      return <SelectInput key={source} {...common} choices={[{ id: 'true', name: 'Yes' }, { id: 'false', name: 'No' }]} emptyText="Any" />;
     case 'date':
-      return <DateInput key={source} source={source} label={label} />;
+      return <DateInput key={source} {...common} />;
     case 'ref':
-      return <ReferencePicker key={source} source={source} label={label} resource={filter.ref!.resource} text={filter.ref!.text} />;
+      return <ReferencePicker key={source} {...common} resource={filter.ref!.resource} text={filter.ref!.text} />;
     default:
-      return <TextInput key={source} source={source} label={label} />;
+      return <TextInput key={source} {...common} />;
   }
 }

@@ -1,5 +1,5 @@
 import { Box } from '@mui/material';
-import { Create, DeleteWithConfirmButton, Edit, Labeled, SaveButton, SimpleForm, Toolbar, useRecordContext } from 'react-admin';
+import { Create, DeleteButton, Edit, Labeled, SaveButton, SimpleForm, Toolbar, useRecordContext } from 'react-admin';
 import { useLocation } from 'react-router-dom';
 import { writable } from '../api/dataProvider';
 import { FieldInput, FieldValue } from '../resources/fields';
@@ -24,7 +24,7 @@ function EditToolbar({ spec }: { spec: ResourceSpec }) {
   return (
     <Toolbar sx={{ justifyContent: 'space-between' }}>
       <SaveButton label="Save" />
-      {record ? <DeleteWithConfirmButton label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="This cannot be undone." /> : null}
+      {record ? <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="This cannot be undone." /> : null}
     </Toolbar>
   );
 }

@@ -1,4 +1,5 @@
-import { CreateButton, DataTable, FilterButton, List, Pagination, TextInput, TopToolbar } from 'react-admin';
+import { type Theme, useMediaQuery } from '@mui/material';
+import { CreateButton, DataTable, List, Pagination, SimpleList, TextInput, TopToolbar, useRecordContext } from 'react-admin';
 import { FieldValue, filterInput } from '../resources/fields';
 import type { ResourceSpec } from '../resources/types';
 import { ExportCsvButton } from './ExportCsvButton';
@@ -7,11 +8,17 @@ import { useSpec } from './useSpec';
 function Actions({ spec }: { spec: ResourceSpec }) {
   return (
     <TopToolbar>
-      {spec.filters?.length ? <FilterButton /> : null}
       {spec.readOnly ? null : <CreateButton label="Create" />}
       {spec.exportable ? <ExportCsvButton spec={spec} /> : null}
     </TopToolbar>
   );
+}
+
+/** Two more fields of a record, as text, for the narrow list. */
+function Summary({ spec, fields }: { spec: ResourceSpec; fields: string[] }) {
+  const record = useRecordContext();
+  const text = (value: unknown) => (value && typeof value === 'object' ? (value as { name?: string }).name ?? '' : value == null ? '' : String(value));
+  return <>{fields.map((source) => text(source.split('.').reduce<any>((v, k) => v?.[k], record))).filter(Boolean).join(' · ') || spec.singular}</>;
 }
 
 /** Every list alike: exact totals and paging from the API, sortable columns, its filters, the search box, export. */
@@ -19,9 +26,12 @@ export default function ResourceList() {
   const spec = useSpec();
   const filters = [
     ...(spec.search || spec.whole ? [<TextInput key="q" source="q" label="Search" alwaysOn resettable={false} helperText={false} />] : []),
+    // Every filter is on screen (they wrap on a narrow one): nothing to discover behind an "Add filter" menu.
     ...(spec.filters ?? []).map(filterInput),
   ];
   const sortField = spec.defaultSort ?? spec.sortable[0];
+  const small = useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'));
+  const columns = spec.fields.filter((field) => field.list);
   return (
     <List
       title={spec.label}
@@ -33,11 +43,20 @@ export default function ResourceList() {
       disableSyncWithLocation={false}
       storeKey={false}
     >
+      {small ? (
+        // A phone gets one line per record (its name, then two more fields), each a link to the record.
+        <SimpleList
+          linkType="show"
+          primaryText={(record) => spec.title(record)}
+          secondaryText={() => <Summary fields={columns.slice(1, 3).map((field) => field.source)} spec={spec} />}
+        />
+      ) : (
       <DataTable bulkActionButtons={false} rowClick="show">
-        {spec.fields.filter((field) => field.list).map((field) => (
+        {columns.map((field) => (
           <DataTable.Col key={field.source} source={field.source} label={field.label} disableSort={!spec.sortable.includes(field.source)} render={() => <FieldValue field={field} />} />
         ))}
       </DataTable>
+      )}
     </List>
   );
 }

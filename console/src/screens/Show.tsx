@@ -1,6 +1,6 @@
 import { Box } from '@mui/material';
 import { Suspense } from 'react';
-import { DeleteWithConfirmButton, EditButton, Labeled, Loading, Show, SimpleShowLayout, TopToolbar, useRecordContext } from 'react-admin';
+import { DeleteButton, EditButton, Labeled, Loading, Show, SimpleShowLayout, TopToolbar, useRecordContext } from 'react-admin';
 import { FieldValue } from '../resources/fields';
 import type { ResourceSpec } from '../resources/types';
 import { useSpec } from './useSpec';
@@ -11,7 +11,7 @@ function Actions({ spec }: { spec: ResourceSpec }) {
   return (
     <TopToolbar>
       <EditButton label="Edit" />
-      <DeleteWithConfirmButton label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="This cannot be undone." />
+      <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="This cannot be undone." />
     </TopToolbar>
   );
 }
