@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const CONSOLE = dirname(dirname(fileURLToPath(import.meta.url)));
 const ROOT = dirname(CONSOLE);
@@ -38,7 +39,7 @@ function sourceHash() {
   };
   walk(join(CONSOLE, 'src'));
   if (existsSync(join(CONSOLE, 'public'))) walk(join(CONSOLE, 'public'));
-  for (const name of ['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json']) files.push(join(CONSOLE, name));
+  for (const name of ['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json', 'scripts/build.mjs']) files.push(join(CONSOLE, name));
   files.push(join(ROOT, 'package-lock.json'));
   for (const file of files.sort()) {
     if (!existsSync(file)) continue;
@@ -72,6 +73,16 @@ async function lock() {
   }
 }
 
+/** Brotli and gzip copies of every text asset, served as they are to browsers that accept them (no work per request). */
+function precompress(dir) {
+  for (const name of readdirSync(dir)) {
+    if (!/\.(js|css|svg|json|html)$/.test(name)) continue;
+    const bytes = readFileSync(join(dir, name));
+    writeFileSync(join(dir, `${name}.br`), brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }));
+    writeFileSync(join(dir, `${name}.gz`), gzipSync(bytes, { level: 9 }));
+  }
+}
+
 async function build(hash) {
   let vite;
   try {
@@ -83,6 +94,7 @@ async function build(hash) {
   rmSync(out, { recursive: true, force: true });
   try {
     await vite.build({ root: CONSOLE, configFile: join(CONSOLE, 'vite.config.ts'), logLevel: 'warn', build: { outDir: out, emptyOutDir: true } });
+    precompress(join(out, 'assets'));
     writeFileSync(join(out, HASH_FILE), `${hash}\n`);
     const old = join(CONSOLE, `.dist-old-${process.pid}`);
     if (existsSync(DIST)) renameSync(DIST, old);

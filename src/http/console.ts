@@ -24,7 +24,8 @@ const NOT_BUILT = `<!doctype html>
 `;
 
 /**
- * Serves the built staff console: hashed files under /assets/ cached for a year (immutable), and index.html (never
+ * Serves the built staff console: hashed files under /assets/ cached for a year (immutable; the Brotli or gzip copy
+ * the build wrote when the browser accepts it), and index.html (never
  * cached) for every other GET outside /api and /uploads, so client-side routes such as /reset-password?token=… and
  * /leads/… open the console. Not rate-limited: loading the page must not spend the user's API allowance. When the
  * console was never built, the API still runs and / answers 503 with a page saying how to build it.
@@ -42,6 +43,7 @@ export async function registerConsole(app: FastifyInstance, dir: string = CONSOL
         decorateReply: false,
         index: false,
         immutable: true,
+        preCompressed: true, // the build writes .br and .gz beside each file
         maxAge: '365d',
         etag: false, // hashed names: the URL is the version
         lastModified: false,

@@ -18,7 +18,11 @@ function Actions({ spec }: { spec: ResourceSpec }) {
 function Summary({ spec, fields }: { spec: ResourceSpec; fields: string[] }) {
   const record = useRecordContext();
   const text = (value: unknown) => (value && typeof value === 'object' ? (value as { name?: string }).name ?? '' : value == null ? '' : String(value));
-  return <>{fields.map((source) => text(source.split('.').reduce<any>((v, k) => v?.[k], record))).filter(Boolean).join(' · ') || spec.singular}</>;
+  if (!record) return null;
+  const title = spec.title(record);
+  // The next two values that the line's title does not already say.
+  const values = fields.map((source) => text(source.split('.').reduce<any>((v, k) => v?.[k], record))).filter((value) => value && !title.includes(value));
+  return <>{values.slice(0, 2).join(' · ')}</>;
 }
 
 /** Every list alike: exact totals and paging from the API, sortable columns, its filters, the search box, export. */
@@ -48,7 +52,7 @@ export default function ResourceList() {
         <SimpleList
           linkType="show"
           primaryText={(record) => spec.title(record)}
-          secondaryText={() => <Summary fields={columns.slice(1, 3).map((field) => field.source)} spec={spec} />}
+          secondaryText={() => <Summary fields={columns.map((field) => field.source)} spec={spec} />}
         />
       ) : (
       <DataTable bulkActionButtons={false} rowClick="show">
