@@ -102,6 +102,7 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
   /** axe-core on the page as it is: no serious or critical violation. */
   async function expectAccessible(name: string) {
     await page.waitForLoadState('networkidle');
+    await page.waitForTimeout(300); // transitions (a notification sliding in) finish: axe measures colours as shown
     if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
     const violations = await page.evaluate(async () => {
       const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
@@ -406,6 +407,29 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
     await changes.getByRole('rowheader', { name: 'first_name' }).waitFor();
     await changes.getByRole('cell', { name: 'Ada', exact: true }).waitFor();
     await expectAccessible('activity detail');
+  });
+
+  test('a 429 says when to retry; a session ended elsewhere returns to sign-in with a message', async () => {
+    // One answer of the API replaced by a rate-limit refusal, as the service sends it.
+    await page.route(/\/api\/crm\/leads\?/, (route) => route.fulfill({
+      status: 429, headers: { 'retry-after': '42', 'content-type': 'application/json' },
+      body: JSON.stringify({ error: 'Too many requests', message: 'Rate limit exceeded, retry in 42 seconds' }),
+    }), { times: 1 });
+    await page.goto(`${base}/leads`);
+    await page.getByRole('alert').getByText('Too many requests: try again in 42 seconds.').waitFor();
+    await page.unroute(/\/api\/crm\/leads\?/);
+
+    // The session cookie is gone (as after a revocation): the next call answers 401.
+    await context.clearCookies();
+    await menuItem('Reservations').click();
+    await page.getByText('Your session has expired or was ended. Please sign in again.').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await signIn(ADMIN.email, NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Use a backup code instead' }).click();
+    await field('Backup code').fill(backupCodes.shift()!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    // Back where the session ended.
+    await page.waitForURL(/\/reservations$/);
   });
 
   test('the main screens pass axe and work 375 px wide', async () => {

@@ -19,6 +19,11 @@ export class TwoFactorRequired extends Error {
 
 export const SESSION_ENDED = 'Your session has expired or was ended. Please sign in again.';
 
+// Why the user was sent to the sign-in page, for that page to say. react-admin notifies only while the user still
+// counts as signed in, which after a revoked session they no longer do; the sign-in page shows it instead.
+let signOutReason: string | undefined;
+export const lastSignOutReason = () => signOutReason;
+
 // GET /api/auth/session counts against the read limit like any other GET: asked again at most once a minute, and at
 // once after anything that changes it (sign-in, sign-out, a 401).
 const FRESH_MS = 60_000;
@@ -67,10 +72,11 @@ export const authProvider: AuthProvider = {
       if (answer.twoFactorRequired) throw new TwoFactorRequired();
     }
     await currentSession(true);
+    signOutReason = undefined;
   },
 
   async logout() {
-    const signedIn = last !== null;
+    const signedIn = last !== null && !signOutReason;
     last = null;
     forgetSession();
     if (signedIn) await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
@@ -79,12 +85,16 @@ export const authProvider: AuthProvider = {
   async checkAuth() {
     const hadSession = last !== null;
     const info = await currentSession();
-    if (!info) throw { message: hadSession ? SESSION_ENDED : false, redirectTo: '/login' };
+    if (!info) {
+      if (hadSession) signOutReason = SESSION_ENDED;
+      throw { message: false, redirectTo: '/login' };
+    }
   },
 
   async checkError(error: { status?: number }) {
     if (error?.status === 401) {
       forgetSession();
+      signOutReason = SESSION_ENDED;
       throw { message: SESSION_ENDED, redirectTo: '/login' };
     }
     // 403 (no permission) and 429 (too many requests) keep the user signed in; their notification says why.

@@ -2,7 +2,7 @@ import { Box, Button, Link as MuiLink, Stack, TextField } from '@mui/material';
 import { type FormEvent, useState } from 'react';
 import { useLogin } from 'react-admin';
 import { Link, useLocation } from 'react-router-dom';
-import { TwoFactorRequired } from '../api/authProvider';
+import { lastSignOutReason, TwoFactorRequired } from '../api/authProvider';
 import { AuthCard } from './AuthCard';
 
 type Step = 'password' | 'code' | 'backup';
@@ -17,7 +17,7 @@ export function LoginPage() {
   const [code, setCode] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const notice = (location.state as { message?: string } | null)?.message;
+  const notice = (location.state as { message?: string } | null)?.message ?? lastSignOutReason();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

@@ -182,7 +182,7 @@ const inventory: ResourceSpec = {
     { source: 'lot_area', label: 'Lot area (m²)', type: 'number' },
     { source: 'price', label: 'Price', type: 'money', required: true, list: true },
     { source: 'status', label: 'Status', type: 'select', choices: UNIT_STATUSES, list: true, helper: 'Reserve from the unit page; sold through its buyer' },
-    { source: 'sold_to', label: 'Sold to (reservation)', type: 'text', readOnly: true },
+
     created(),
   ],
   sortable: ['created_at', 'inventory_code', 'price', 'block', 'lot'],
