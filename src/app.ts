@@ -10,6 +10,7 @@ import { createAuth } from './auth/auth.js';
 import { enforceModuleGuards, forgetChangedPrincipals, type Principal } from './auth/guard.js';
 import { PrincipalCache } from './auth/principals.js';
 import authRoutes from './auth/routes.js';
+import { CONSOLE_DIR, registerConsole } from './http/console.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerValidation } from './http/validation.js';
@@ -40,6 +41,8 @@ export type AppDeps = {
   jobs?: boolean;
   /** Rate-limit key namespace; instances sharing Redis and a namespace share their counters. */
   rateLimitNamespace?: string;
+  /** The built staff console served at `/` (default: console/dist beside the service). */
+  consoleDir?: string;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -132,5 +135,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(crmModule);
   await app.register(iamModule);
   await app.register(publicRoutes);
+  await registerConsole(app, deps.consoleDir ?? CONSOLE_DIR);
   return app;
 }

@@ -64,9 +64,10 @@ export function registerValidation(app: FastifyInstance) {
     (httpPart === 'body' ? strict : coercing).compile(schema as object) as any,
   );
   // CONTRACT §13: an unknown query parameter is a 400 on every route, also where a route reads none. The API's own
-  // documentation pages and uploaded files (often fetched with a cache-busting query) are not the API.
+  // documentation pages, uploaded files (often fetched with a cache-busting query) and the staff console's pages
+  // (`/`, `/*` such as /reset-password?token=…, and its /assets/) are not the API.
   app.addHook('onRoute', (route) => {
-    if (route.schema?.querystring || /^\/(api\/docs|api\/openapi\.json|uploads\/)/.test(route.url)) return;
+    if (route.schema?.querystring || /^\/(api\/docs|api\/openapi\.json|uploads\/|assets\/|\*?$)/.test(route.url)) return;
     route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
   });
   // Before any schema sees them: bodies no deeper than 32 levels, no NUL anywhere (PostgreSQL cannot store it), strings

@@ -1,0 +1,74 @@
+import { QueryClient } from '@tanstack/react-query';
+import { lazy } from 'react';
+import { Admin, CustomRoutes, Resource } from 'react-admin';
+import { BrowserRouter, Route } from 'react-router-dom';
+import { authProvider } from './api/authProvider';
+import { dataProvider } from './api/dataProvider';
+import { LoginPage } from './auth/LoginPage';
+import { GenericCreate, GenericEdit, GenericList, GenericShow, screen } from './lazy';
+import { Layout } from './layout/Layout';
+import { RESOURCES } from './resources/declarations';
+import { theme } from './theme';
+
+const Dashboard = screen(lazy(() => import('./dashboard/Dashboard')));
+const Account = screen(lazy(() => import('./account/AccountPage')));
+const ForgotPassword = screen(lazy(() => import('./auth/ForgotPasswordPage')));
+const ResetPassword = screen(lazy(() => import('./auth/ResetPasswordPage')));
+
+/**
+ * A refused request is not tried again: a 4xx will be refused again, and repeating a 429 only spends more of the
+ * allowance (its notification says when to retry). Network failures and 5xx get one more try.
+ */
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      retry: (failures, error) => failures < 1 && !((error as { status?: number }).status! >= 400 && (error as { status?: number }).status! < 500),
+      staleTime: 10_000,
+    },
+  },
+});
+
+// One <Resource> per declaration; a screen of its own replaces the generic one where the product differs.
+const resources = RESOURCES.map((spec) => {
+  const own = spec.screens ?? {};
+  return (
+    <Resource
+      key={spec.name}
+      name={spec.name}
+      options={{ label: spec.label }}
+      icon={spec.icon}
+      recordRepresentation={spec.title}
+      list={screen(own.list ?? GenericList)}
+      show={screen(own.show ?? GenericShow)}
+      edit={spec.readOnly ? undefined : screen(own.edit ?? GenericEdit)}
+      create={spec.readOnly ? undefined : screen(own.create ?? GenericCreate)}
+    />
+  );
+});
+
+export function App() {
+  return (
+    <BrowserRouter>
+      <Admin
+        title="Property Management"
+        queryClient={queryClient}
+        dataProvider={dataProvider}
+        authProvider={authProvider}
+        loginPage={LoginPage}
+        dashboard={Dashboard}
+        layout={Layout}
+        theme={theme}
+        disableTelemetry
+      >
+        <CustomRoutes noLayout>
+          <Route path="/forgot-password" element={<ForgotPassword />} />
+          <Route path="/reset-password" element={<ResetPassword />} />
+        </CustomRoutes>
+        <CustomRoutes>
+          <Route path="/account" element={<Account />} />
+        </CustomRoutes>
+        {resources}
+      </Admin>
+    </BrowserRouter>
+  );
+}

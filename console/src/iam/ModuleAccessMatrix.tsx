@@ -1,0 +1,79 @@
+import { Box, Checkbox, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { usePermissions, useRecordContext } from 'react-admin';
+import { can, forgetSession, type Permission } from '../api/authProvider';
+import { api } from '../api/http';
+import { MODULE_LABELS, MODULES, type Module } from '../resources/types';
+import { ScrollX } from '../shared/ScrollX';
+import { useApiAction } from '../shared/useApiAction';
+
+type Access = { id: string; module: Module; can_read: boolean; can_write: boolean; can_delete: boolean };
+const FLAGS = [['can_read', 'Read'], ['can_write', 'Write'], ['can_delete', 'Delete']] as const;
+
+/**
+ * A user's module access as a matrix of checkboxes (read / write / delete per module). Each change is saved at once:
+ * a new row for a module without one, a PATCH of its flags, or its removal once no flag is left.
+ */
+export default function ModuleAccessMatrix() {
+  const user = useRecordContext<{ id: string; name: string }>();
+  const { permissions } = usePermissions<Permission[]>();
+  const queryClient = useQueryClient();
+  const { run, busy } = useApiAction();
+  const key = ['module-access', user?.id];
+  const rows = useQuery({
+    queryKey: key,
+    enabled: !!user,
+    queryFn: ({ signal }) => api<{ data: Access[] }>(`/api/iam/module-access/${user!.id}`, { signal }).then((answer) => answer.data),
+  });
+  if (!user) return null;
+  const editable = can(permissions, 'iam', 'write');
+
+  const toggle = async (module: Module, flag: (typeof FLAGS)[number][0], value: boolean) => {
+    const row = rows.data?.find((r) => r.module === module);
+    const flags = { can_read: row?.can_read ?? false, can_write: row?.can_write ?? false, can_delete: row?.can_delete ?? false, [flag]: value };
+    const none = !flags.can_read && !flags.can_write && !flags.can_delete;
+    await run(async () => {
+      if (!row) await api('/api/iam/module-access', { method: 'POST', body: { user_id: user.id, module, ...flags } });
+      else if (none && can(permissions, 'iam', 'delete')) await api(`/api/iam/module-access/${row.id}`, { method: 'DELETE' });
+      else await api(`/api/iam/module-access/${row.id}`, { method: 'PATCH', body: { [flag]: value } });
+    }, `${user.name}: ${module} ${flag.replace('can_', '')} ${value ? 'granted' : 'removed'}`);
+    forgetSession(); // their own access may have changed
+    await queryClient.invalidateQueries({ queryKey: key });
+  };
+
+  return (
+    <Box component="section" aria-labelledby="access-title" sx={{ p: 2 }}>
+      <Typography id="access-title" variant="h6" component="h2" gutterBottom>Module access</Typography>
+      <ScrollX label="Module access table">
+        <Table size="small" aria-labelledby="access-title" sx={{ maxWidth: 520 }}>
+          <TableHead>
+            <TableRow>
+              <TableCell>Module</TableCell>
+              {FLAGS.map(([, label]) => <TableCell key={label} align="center">{label}</TableCell>)}
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {MODULES.map((module) => {
+              const row = rows.data?.find((r) => r.module === module);
+              return (
+                <TableRow key={module}>
+                  <TableCell component="th" scope="row">{MODULE_LABELS[module]} ({module})</TableCell>
+                  {FLAGS.map(([flag, label]) => (
+                    <TableCell key={flag} align="center" padding="checkbox">
+                      <Checkbox
+                        checked={!!row?.[flag]}
+                        disabled={!editable || busy || rows.isPending}
+                        onChange={(event) => toggle(module, flag, event.target.checked)}
+                        slotProps={{ input: { 'aria-label': `${label} ${module}` } }}
+                      />
+                    </TableCell>
+                  ))}
+                </TableRow>
+              );
+            })}
+          </TableBody>
+        </Table>
+      </ScrollX>
+    </Box>
+  );
+}

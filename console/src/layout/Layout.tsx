@@ -1,0 +1,43 @@
+import ManageAccountsIcon from '@mui/icons-material/ManageAccounts';
+import { ListSubheader } from '@mui/material';
+import type { ReactNode } from 'react';
+import { AppBar, Layout as RaLayout, Logout, Menu, MenuItemLink, UserMenu, useGetIdentity, usePermissions, useSidebarState } from 'react-admin';
+import { can, type Permission } from '../api/authProvider';
+import { RESOURCES } from '../resources/declarations';
+import { MODULE_LABELS, MODULES } from '../resources/types';
+
+function AccountMenu() {
+  const { identity } = useGetIdentity();
+  // The button shows the user's name; its accessible name must contain it (WCAG 2.5.3).
+  return (
+    <UserMenu label={identity?.fullName ? `${identity.fullName}: account menu` : 'Account menu'}>
+      <MenuItemLink to="/account" primaryText="My account" leftIcon={<ManageAccountsIcon />} />
+      <Logout />
+    </UserMenu>
+  );
+}
+
+/** The navigation: the dashboard, then each module the user may read, with its resources. */
+function Navigation() {
+  const { permissions } = usePermissions<Permission[]>();
+  const [open] = useSidebarState();
+  return (
+    <Menu>
+      <Menu.DashboardItem primaryText="Dashboard" />
+      {MODULES.filter((module) => can(permissions, module, 'read')).map((module) => (
+        <div key={module} role="group" aria-label={MODULE_LABELS[module]}>
+          {open ? <ListSubheader component="div" aria-hidden sx={{ lineHeight: '32px', bgcolor: 'transparent' }}>{MODULE_LABELS[module]}</ListSubheader> : null}
+          {RESOURCES.filter((spec) => spec.module === module).map((spec) => (
+            <Menu.ResourceItem key={spec.name} name={spec.name} />
+          ))}
+        </div>
+      ))}
+    </Menu>
+  );
+}
+
+const TopBar = () => <AppBar userMenu={<AccountMenu />} />;
+
+export function Layout({ children }: { children: ReactNode }) {
+  return <RaLayout appBar={TopBar} menu={Navigation}>{children}</RaLayout>;
+}

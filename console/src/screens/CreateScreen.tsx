@@ -1,0 +1,1 @@
+export { ResourceCreate as default } from './Form';

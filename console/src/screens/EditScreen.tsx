@@ -1,0 +1,1 @@
+export { ResourceEdit as default } from './Form';

@@ -1,0 +1,480 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TOTP } from 'otpauth';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
+
+// The staff console in a real browser (Debian's Chromium driven by playwright-core) against the real service, started
+// here as a child process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), with
+// mail going to the outbox. The steps run in order on one browser, as a person would: each builds on the one before.
+// The run also takes screenshots of the main screens (the README shows them, from docs/screenshots/).
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// The README's screenshots are rewritten when missing or with UPDATE_SCREENSHOTS=1; otherwise a run writes them to a
+// temporary folder, so that `npm test` leaves the work tree clean (their dates and times change on every run).
+const DOC_SHOTS = join(ROOT, 'docs', 'screenshots');
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' || !existsSync(join(DOC_SHOTS, 'dashboard.png')) ? DOC_SHOTS : join(tmpdir(), 'pms-console-screenshots');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => path && existsSync(path));
+const REQUIRED = !!process.env.E2E_REQUIRED && process.env.E2E_REQUIRED !== '0';
+const ADMIN = { email: 'admin@example.com', password: 'Console-Admin-1!' };
+const NEW_PASSWORD = 'Changed-Pass-2@';
+// A 1×1 PNG: the service recognises uploads from their bytes.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+if (!CHROMIUM && !REQUIRED) {
+  console.warn('test/e2e/console.test.ts skipped: no Chromium found (apt-get install -y chromium, or set CHROMIUM_PATH); set E2E_REQUIRED=1 to make this a failure');
+}
+
+const freePort = () => new Promise<number>((resolve) => {
+  const server = createServer();
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    server.close(() => resolve(port));
+  });
+});
+
+describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
+  let service: ChildProcess | undefined;
+  let serviceLog = '';
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base = '';
+  let dataDir = '';
+  let totpSecret = '';
+  let backupCodes: string[] = [];
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  /** Every 5xx the browser saw: there must be none. */
+  const serverErrors: string[] = [];
+  const axeSource = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+  beforeAll(async () => {
+    if (!CHROMIUM) throw new Error('E2E_REQUIRED is set but no Chromium was found (apt-get install -y chromium, or set CHROMIUM_PATH)');
+    // The console as `npm start` builds it (only when its sources changed; a failed build fails this test).
+    execFileSync(process.execPath, [join(ROOT, 'console', 'scripts', 'build.mjs'), '--if-changed'], { cwd: ROOT, stdio: 'inherit' });
+
+    dataDir = mkdtempSync(join(tmpdir(), 'pms-e2e-'));
+    cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    let databaseUrl = '';
+    if (serverUrl) {
+      const database = await createTestDatabase();
+      databaseUrl = database.url!;
+      cleanup.push(() => database.close());
+    } else {
+      await (await createTestDatabase({ dataDir: join(dataDir, 'pglite') })).close();
+    }
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
+        REDIS_URL: '', SMTP_URL: '', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, AUTH_SECRET: 'e2e-console-secret-0123456789-abcdefghij',
+        BCRYPT_COST: '4', AUTH_RATE_LIMIT: '1000', READ_RATE_LIMIT: '100000', WRITE_RATE_LIMIT: '100000', LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    service.stdout!.on('data', (chunk) => (serviceLog += chunk));
+    service.stderr!.on('data', (chunk) => (serviceLog += chunk));
+    await waitFor(async () => {
+      if (service!.exitCode !== null) throw new Error(`service exited: ${serviceLog}`);
+      return fetch(`${base}/api/health`).then((r) => r.ok, () => false);
+    }, 60_000, 'the service to start');
+
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    context = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true, locale: 'en-GB', timezoneId: 'UTC' });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+    page.on('pageerror', (error) => console.error('page error:', error.message));
+    page.on('response', (response) => void (response.status() >= 500 && serverErrors.push(`${response.status()} ${response.request().method()} ${response.url()}`)));
+    mkdirSync(SHOTS, { recursive: true });
+    if (SHOTS !== DOC_SHOTS) console.info(`console screenshots: ${SHOTS} (UPDATE_SCREENSHOTS=1 writes docs/screenshots/)`);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close().catch(() => undefined);
+    service?.kill('SIGTERM');
+    if (service && service.exitCode === null) await new Promise((resolve) => service!.once('exit', resolve));
+    for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
+  }, 60_000);
+
+  // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** axe-core on the page as it is: no serious or critical violation. */
+  async function expectAccessible(name: string) {
+    await page.waitForLoadState('networkidle');
+    await page.waitForTimeout(300); // transitions (a notification sliding in) finish: axe measures colours as shown
+    if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
+    const violations = await page.evaluate(async () => {
+      const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+      return result.violations
+        .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
+    });
+    expect(violations, `axe on ${name}`).toEqual([]);
+  }
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+
+  /** An input by its label as a person reads it (a required field's label ends in an asterisk). */
+  const field = (label: string) => page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
+
+  /** An entry of the navigation menu. */
+  const menuItem = (name: string) => page.getByRole('menuitem', { name, exact: true });
+
+  const heading = (name: string | RegExp) => page.getByRole('heading', { name }).first();
+
+  /** A MUI select: open it by its label, pick the option. */
+  async function choose(label: string, option: string) {
+    await page.getByRole('combobox', { name: label }).click();
+    await page.getByRole('option', { name: option, exact: true }).click();
+  }
+
+  async function signIn(email: string, password: string) {
+    await page.goto(`${base}/login`);
+    await field('Email').fill(email);
+    await field('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  async function signOut() {
+    await page.getByRole('button', { name: /account menu/ }).click();
+    await page.getByRole('menuitem', { name: 'Logout' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  }
+
+  const currentCode = () => new TOTP({ secret: totpSecret, digits: 6, period: 30, algorithm: 'SHA1' }).generate();
+
+  /** The newest reset link in the outbox for an address. */
+  function resetLink(to: string): string | undefined {
+    const dir = join(dataDir, 'outbox');
+    if (!existsSync(dir)) return undefined;
+    const files = readdirSync(dir).map((name) => join(dir, name)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+      if (!text.includes(`To: ${to}`)) continue;
+      const link = /https?:\/\/[^\s"<>]+\/reset-password\?token=[^\s"<>]+/.exec(text)?.[0];
+      if (link) return link;
+    }
+    return undefined;
+  }
+
+  // ── the steps ────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  test('a signed-out visit lands on sign-in; signing in with the keyboard alone opens the dashboard', async () => {
+    await page.goto(`${base}/`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await expectAccessible('sign-in');
+    await shot('sign-in');
+    // The e-mail field has focus; type, Tab to the password, Enter submits.
+    await page.keyboard.type(ADMIN.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(ADMIN.password);
+    await page.keyboard.press('Enter');
+    await heading('Dashboard').waitFor();
+    await expectAccessible('dashboard');
+    // Keyboard navigation: Tab reaches "Leads" in the menu and Enter opens it.
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await page.evaluate(() => document.activeElement?.textContent?.trim())) === 'Leads';
+    }
+    expect(reached, 'Tab reaches the Leads menu item').toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/leads$/);
+  });
+
+  test('my account: two-factor on (QR code, secret, confirmation, backup codes shown once), then sign-in asks for the code', async () => {
+    await page.goto(`${base}/account`);
+    await heading('Two-factor authentication').waitFor();
+    await field('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Turn on two-factor' }).click();
+    await page.getByRole('img', { name: 'QR code of the two-factor secret' }).waitFor();
+    totpSecret = await field('Secret').inputValue();
+    expect(totpSecret).toMatch(/^[A-Z2-7]+=*$/);
+    await field('Verification code').fill(currentCode());
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    const codes = page.getByRole('list', { name: 'Backup codes' });
+    await codes.waitFor();
+    backupCodes = (await codes.getByRole('listitem').allTextContents()).map((code) => code.trim());
+    expect(backupCodes).toHaveLength(10);
+    await expectAccessible('my account');
+    await shot('account');
+
+    await signOut();
+    await signIn(ADMIN.email, ADMIN.password);
+    const code = field('Verification code');
+    await code.waitFor();
+    await expectAccessible('two-factor step');
+    await shot('two-factor');
+    await code.fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByText('Invalid code').waitFor();
+    await code.fill(currentCode());
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await heading('Dashboard').waitFor();
+  });
+
+  test('forgot password: the e-mailed link opens the reset page; the new password signs in (with a backup code)', async () => {
+    await signOut();
+    await page.getByRole('link', { name: 'Forgot password?' }).click();
+    await field('Email').fill(ADMIN.email);
+    await page.getByRole('button', { name: 'Send reset link' }).click();
+    await page.getByText(/password reset link has been sent/).waitFor();
+    let link: string | undefined;
+    await waitFor(() => (link = resetLink(ADMIN.email)) !== undefined, 10_000, 'the reset e-mail in the outbox');
+    expect(link!.startsWith(`${base}/reset-password?token=`)).toBe(true);
+
+    await page.goto(link!);
+    await heading('Choose a new password').waitFor();
+    await expectAccessible('reset password');
+    await shot('reset-password');
+    await field('New password').fill('weak');
+    await field('Repeat new password').fill('weak');
+    await page.getByRole('button', { name: 'Set new password' }).click();
+    await page.getByText(/must be 8–128 characters/).waitFor();
+    await field('New password').fill(NEW_PASSWORD);
+    await field('Repeat new password').fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Set new password' }).click();
+    await page.getByText('Your password was changed').waitFor();
+
+    await signIn(ADMIN.email, NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Use a backup code instead' }).click();
+    await field('Backup code').fill(backupCodes.shift()!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await heading('Dashboard').waitFor();
+  });
+
+  test('crm: a lead is created (the API\'s validation message shown on its field), edited, exported as CSV and deleted', async () => {
+    await menuItem('Leads').click();
+    await page.getByRole('link', { name: 'Create' }).first().click();
+    await field('First name').fill('Ada');
+    await field('Last name').fill('Lovelace');
+    await page.getByRole('button', { name: 'Save' }).click();
+    // Neither e-mail nor phone: the API's 400 names both fields, and each shows its message.
+    const email = page.getByRole('textbox', { name: 'Email' });
+    await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true');
+    await page.getByText('email or phone is required').first().waitFor();
+    await expectAccessible('lead form with an error');
+    await shot('lead-validation');
+    await email.fill('ada@example.com');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await heading(/Lead: Ada Lovelace/).or(page.getByText('Lead: Ada Lovelace')).first().waitFor();
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await choose('Status', 'qualified');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('qualified').first().waitFor();
+
+    await page.goto(`${base}/leads`);
+    await page.getByText('1-1 of 1').waitFor();
+    await expectAccessible('leads list');
+    await shot('leads');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^leads-\d{4}-\d{2}-\d{2}\.csv$/);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv.split('\n')[0]).toContain('first_name');
+    expect(csv).toContain('ada@example.com');
+    expect(csv).toContain('qualified');
+
+    await page.getByText('Lovelace').click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await page.getByText('No Leads yet').or(page.getByText('No results')).first().waitFor();
+  });
+
+  test('cms: a project is created, its gallery gets images, reordered and trimmed, then it is edited and deleted', async () => {
+    await page.goto(`${base}/projects/create`);
+    await field('Name').fill('Arcadia Residences');
+    await choose('Status', 'active');
+    await choose('Type', 'residential');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Project: Arcadia Residences').first().waitFor();
+
+    const gallery = page.getByRole('region', { name: /Gallery/ });
+    await gallery.locator('input[type=file]').setInputFiles([
+      { name: 'one.png', mimeType: 'image/png', buffer: PNG },
+      { name: 'two.png', mimeType: 'image/png', buffer: PNG },
+    ]);
+    await gallery.getByRole('heading', { name: 'Gallery (2)' }).waitFor();
+    await gallery.getByRole('button', { name: 'Move Image 2 earlier' }).click();
+    await page.getByText('Order changed').waitFor();
+    await gallery.getByRole('button', { name: 'Remove Image 2' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+    await gallery.getByRole('heading', { name: 'Gallery (1)' }).waitFor();
+    await expectAccessible('project with gallery');
+    await shot('project');
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await field('Location').fill('Quezon City');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Quezon City').first().waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await page.waitForURL(/\/projects$/);
+  });
+
+  test('iam: a department is created, renamed and deleted; a crm-only user sees no cms or iam module', async () => {
+    await page.goto(`${base}/departments/create`);
+    await field('Name').fill('Sales');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Department: Sales').first().waitFor();
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await field('Name').fill('Sales team');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Department: Sales team').first().waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await page.waitForURL(/\/departments$/);
+
+    await page.goto(`${base}/users/create`);
+    await field('Name').fill('Sam Agent');
+    await field('Email').fill('sam@example.com');
+    await field('Password').fill('Agent-Pass-3#');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('User: Sam Agent').first().waitFor();
+    const matrix = page.getByRole('region', { name: 'Module access', exact: true });
+    // Each box saves at once (the box follows the API's answer).
+    for (const name of ['Read crm', 'Write crm']) {
+      const box = matrix.getByRole('checkbox', { name });
+      await expect.poll(() => box.isEnabled()).toBe(true);
+      await box.click();
+      await expect.poll(() => box.isChecked()).toBe(true);
+    }
+    await expectAccessible('user with module access');
+    await shot('user-access');
+
+    await signOut();
+    await signIn('sam@example.com', 'Agent-Pass-3#');
+    await heading('Dashboard').waitFor();
+    await menuItem('Leads').waitFor();
+    await menuItem('Reservations').waitFor();
+    for (const hidden of ['Projects', 'Articles', 'Users', 'Departments', 'Activity log']) expect(await menuItem(hidden).count(), hidden).toBe(0);
+    expect(await page.getByRole('group', { name: 'Content' }).count()).toBe(0);
+    // A list without the delete flag offers no Delete; the API would refuse it anyway.
+    await page.goto(`${base}/leads/create`);
+    await field('First name').fill('Grace');
+    await field('Last name').fill('Hopper');
+    await field('Phone').fill('+63 900 000 0000');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Lead: Grace Hopper').first().waitFor();
+    await page.getByRole('link', { name: 'Edit' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    await signOut();
+    await signIn(ADMIN.email, NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Use a backup code instead' }).click();
+    await field('Backup code').fill(backupCodes.shift()!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await heading('Dashboard').waitFor();
+  });
+
+  test('crm: a subscriber and a campaign written with a Markdown preview, sent now, its delivery shown', async () => {
+    await page.goto(`${base}/newsletters/create`);
+    await field('Email').fill('reader@example.com');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Subscriber: reader@example.com').first().waitFor();
+
+    await page.goto(`${base}/campaigns/create`);
+    await field('Name').fill('Spring launch');
+    await field('Subject').fill('New homes this spring');
+    await field('Content (Markdown)').fill('# Welcome\n\nHello **neighbours**.');
+    await page.getByRole('region', { name: 'Preview' }).getByRole('heading', { name: 'Welcome' }).waitFor();
+    await expect.poll(() => page.getByRole('region', { name: 'Preview' }).locator('strong').textContent()).toBe('neighbours');
+    await expectAccessible('campaign editor');
+    await shot('campaign-editor');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Campaign: Spring launch').first().waitFor();
+    await page.getByRole('button', { name: 'Send now' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Send now' }).click();
+    await page.getByText('1 sent, 0 failed, 0 pending of 1 recipients').waitFor({ timeout: 30_000 });
+    await expectAccessible('sent campaign');
+    await shot('campaign');
+  });
+
+  test('the activity log lists the changes, filtered, with a before/after view', async () => {
+    await page.goto(`${base}/activity-logs`);
+    await choose('Action', 'delete');
+    await page.waitForURL((url) => decodeURIComponent(url.search).includes('"action":"delete"'));
+    await page.getByText('leads').first().waitFor();
+    await expectAccessible('activity log');
+    await shot('activity-log');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv).toContain('delete');
+    expect(csv).not.toContain(',create,');
+    await page.getByRole('cell', { name: 'leads' }).first().click();
+    const changes = page.getByRole('region', { name: 'Changes' });
+    await changes.getByRole('rowheader', { name: 'first_name' }).waitFor();
+    await changes.getByRole('cell', { name: 'Ada', exact: true }).waitFor();
+    await expectAccessible('activity detail');
+  });
+
+  test('a 429 says when to retry; a session ended elsewhere returns to sign-in with a message', async () => {
+    // One answer of the API replaced by a rate-limit refusal, as the service sends it.
+    await page.route(/\/api\/crm\/leads\?/, (route) => route.fulfill({
+      status: 429, headers: { 'retry-after': '42', 'content-type': 'application/json' },
+      body: JSON.stringify({ error: 'Too many requests', message: 'Rate limit exceeded, retry in 42 seconds' }),
+    }), { times: 1 });
+    await page.goto(`${base}/leads`);
+    await page.getByRole('alert').getByText('Too many requests: try again in 42 seconds.').waitFor();
+    await page.unroute(/\/api\/crm\/leads\?/);
+
+    // The session cookie is gone (as after a revocation): the next call answers 401.
+    await context.clearCookies();
+    await menuItem('Reservations').click();
+    await page.getByText('Your session has expired or was ended. Please sign in again.').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await signIn(ADMIN.email, NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Use a backup code instead' }).click();
+    await field('Backup code').fill(backupCodes.shift()!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    // Back where the session ended.
+    await page.waitForURL(/\/reservations$/);
+  });
+
+  test('the main screens pass axe and work 375 px wide', async () => {
+    await page.goto(`${base}/`);
+    await page.getByText('Spring launch').waitFor();
+    await page.waitForLoadState('networkidle');
+    await shot('dashboard');
+    for (const path of ['/projects', '/inventory', '/reservations', '/inquiries', '/users', '/campaigns', '/newsletters', '/users/create', '/reservations/create']) {
+      await page.goto(`${base}${path}`);
+      await page.locator('#main-content').waitFor();
+      await expectAccessible(path);
+    }
+    // Routes are split: a list screen loads neither the campaign editor (Markdown) nor my account (QR codes).
+    const scripts: string[] = [];
+    const record = (request: import('playwright-core').Request) => void (request.resourceType() === 'script' && scripts.push(request.url()));
+    page.on('request', record);
+    await page.goto(`${base}/leads`);
+    await page.getByRole('cell', { name: 'Hopper' }).waitFor();
+    page.off('request', record);
+    expect(scripts.some((url) => /\/assets\/List-/.test(url)), scripts.join(' ')).toBe(true);
+    expect(scripts.filter((url) => /CampaignEditor|AccountPage|MarkdownPreview/.test(url))).toEqual([]);
+
+    await page.setViewportSize({ width: 375, height: 740 });
+    for (const path of ['/', '/leads', '/leads/create', '/account']) {
+      await page.goto(`${base}${path}`);
+      await page.locator('#main-content').waitFor();
+      await page.waitForLoadState('networkidle');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `horizontal overflow at 375 px on ${path}`).toBeLessThanOrEqual(0);
+      await expectAccessible(`${path} at 375 px`);
+    }
+    await page.goto(`${base}/leads`);
+    await page.getByRole('button', { name: 'Open menu' }).click();
+    await menuItem('Reservations').click();
+    await page.waitForURL(/\/reservations$/);
+    await page.goto(`${base}/leads`);
+    await page.getByText('Grace Hopper').waitFor();
+    await shot('mobile');
+    expect(serverErrors, serviceLog).toEqual([]);
+  });
+});
