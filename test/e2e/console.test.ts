@@ -51,6 +51,8 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
   const cleanup: (() => Promise<unknown> | unknown)[] = [];
   /** Every 5xx the browser saw: there must be none. */
   const serverErrors: string[] = [];
+  /** Every 403: the console does not ask for what the user may not read. */
+  const forbidden: string[] = [];
   const axeSource = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
   beforeAll(async () => {
@@ -92,7 +94,11 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
     context.setDefaultTimeout(15_000);
     page = await context.newPage();
     page.on('pageerror', (error) => console.error('page error:', error.message));
-    page.on('response', (response) => void (response.status() >= 500 && serverErrors.push(`${response.status()} ${response.request().method()} ${response.url()}`)));
+    page.on('response', (response) => {
+      const line = `${response.status()} ${response.request().method()} ${response.url()}`;
+      if (response.status() >= 500) serverErrors.push(line);
+      if (response.status() === 403) forbidden.push(line);
+    });
     mkdirSync(SHOTS, { recursive: true });
     if (SHOTS !== DOC_SHOTS) console.info(`console screenshots: ${SHOTS} (UPDATE_SCREENSHOTS=1 writes docs/screenshots/)`);
   }, 180_000);
@@ -359,6 +365,10 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
     for (const hidden of ['Projects', 'Articles', 'Users', 'Departments', 'Activity log']) expect(await menuItem(hidden).count(), hidden).toBe(0);
     expect(await page.getByRole('group', { name: 'Content' }).count()).toBe(0);
     // A list without the delete flag offers no Delete; the API would refuse it anyway.
+    await page.goto(`${base}/leads`);
+    await page.getByRole('combobox', { name: 'Status' }).waitFor();
+    expect(await page.getByRole('combobox', { name: 'Assigned to' }).count(), 'no user picker without iam read').toBe(0);
+    await expectAccessible('leads list of a crm-only user');
     await page.goto(`${base}/leads/create`);
     await field('First name').fill('Grace');
     await field('Last name').fill('Hopper');
@@ -367,6 +377,7 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
     await page.getByText('Lead: Grace Hopper').first().waitFor();
     await page.getByRole('link', { name: 'Edit' }).waitFor();
     expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    expect(forbidden, 'requests refused with 403 for the crm-only user').toEqual([]);
     await signOut();
     await signIn(ADMIN.email, NEW_PASSWORD);
     await page.getByRole('button', { name: 'Use a backup code instead' }).click();

@@ -1,4 +1,4 @@
-import { type DataProvider, HttpError, type RaRecord } from 'react-admin';
+import { type DataProvider, HttpError } from 'react-admin';
 import { specOf } from '../resources/declarations';
 import type { FieldSpec, ResourceSpec } from '../resources/types';
 import { api, type Query } from './http';

@@ -7,7 +7,7 @@ import { useRef, useState } from 'react';
 import { Confirm, usePermissions, useRecordContext, useRefresh } from 'react-admin';
 import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
-import { upload } from '../shared/upload';
+import { IMAGE_TYPES, upload } from '../shared/upload';
 import { useApiAction } from '../shared/useApiAction';
 
 type Image = { id: string; image_url: string; caption: string | null; display_order: number; house_model: string | null };
@@ -77,10 +77,8 @@ export default function ProjectGallery() {
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mb: 2, alignItems: { sm: 'center' } }}>
           <TextField size="small" label="Caption for new images" value={caption} onChange={(e) => setCaption(e.target.value)} />
           <TextField size="small" label="House model for new images" value={houseModel} onChange={(e) => setHouseModel(e.target.value)} />
-          <Button variant="contained" component="label" startIcon={<UploadIcon />} disabled={busy}>
-            Upload images
-            <input ref={files} hidden multiple type="file" accept="image/jpeg,image/png,image/webp,image/gif,image/avif" onChange={(e) => add(e.target.files)} />
-          </Button>
+          <Button variant="contained" startIcon={<UploadIcon />} disabled={busy} onClick={() => files.current?.click()}>Upload images</Button>
+          <input ref={files} hidden multiple type="file" accept={IMAGE_TYPES} onChange={(e) => add(e.target.files)} />
         </Stack>
       ) : null}
       {images.length === 0 ? <Typography variant="body2">No images yet.</Typography> : null}

@@ -1,14 +1,14 @@
 import { Box, Button, Card, CardContent, LinearProgress, Stack, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
 import {
-  Confirm, Create, DeleteButton, Edit, EditButton, Labeled, required, SaveButton, Show, SimpleForm, SimpleShowLayout, TextArrayInput,
+  Confirm, Create, DeleteButton, Edit, EditButton, required, SaveButton, Show, SimpleForm, SimpleShowLayout, TextArrayInput,
   TextInput, Toolbar, TopToolbar, useGetOne, usePermissions, useRecordContext, useRefresh,
 } from 'react-admin';
 import { useWatch } from 'react-hook-form';
 import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { specOf } from '../resources/declarations';
-import { FieldValue } from '../resources/fields';
+import { FieldGrid } from '../shared/FieldGrid';
 import { useApiAction } from '../shared/useApiAction';
 import { MarkdownPreview } from './MarkdownPreview';
 
@@ -153,11 +153,7 @@ export function CampaignShow() {
   return (
     <Show title={<ShowTitle />} actions={<ShowActions />}>
       <SimpleShowLayout>
-        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: 'repeat(2, minmax(0, 1fr))', lg: 'repeat(4, minmax(0, 1fr))' }, gap: 2 }}>
-          {spec.fields.filter((field) => field.source !== 'content').map((field) => (
-            <Labeled key={field.source} label={field.label}><FieldValue field={field} /></Labeled>
-          ))}
-        </Box>
+        <FieldGrid fields={spec.fields.filter((field) => field.source !== 'content')} columns={4} />
       </SimpleShowLayout>
       <CampaignDetail />
     </Show>

@@ -1,8 +1,8 @@
 import { Box, Link as MuiLink, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
-import { Labeled, Show, SimpleShowLayout, useCanAccess, useRecordContext } from 'react-admin';
+import { Show, SimpleShowLayout, useCanAccess, useRecordContext } from 'react-admin';
 import { Link } from 'react-router-dom';
 import { RESOURCES, specOf } from '../resources/declarations';
-import { FieldValue } from '../resources/fields';
+import { FieldGrid } from '../shared/FieldGrid';
 import { ScrollX } from '../shared/ScrollX';
 
 type Log = { id: string; action: string; resource: string; resource_id: string; changes: { before: Record<string, unknown>; after: Record<string, unknown> } };
@@ -52,9 +52,7 @@ export default function ActivityLogShow() {
   return (
     <Show title="Activity">
       <SimpleShowLayout>
-        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: 'repeat(2, minmax(0, 1fr))', lg: 'repeat(4, minmax(0, 1fr))' }, gap: 2 }}>
-          {spec.fields.map((field) => <Labeled key={field.source} label={field.label}><FieldValue field={field} /></Labeled>)}
-        </Box>
+        <FieldGrid fields={spec.fields} columns={4} />
         <RecordLink />
       </SimpleShowLayout>
       <Changes />

@@ -72,6 +72,9 @@ function ReferencePicker({ source, label, resource, text, validate, filter, help
   alwaysOn?: boolean;
 }) {
   const target = specOf(resource);
+  // Without read access to the referenced module (a sales agent and the users list) there is nothing to choose from.
+  const { canAccess } = useCanAccess({ resource, action: 'list' });
+  if (!canAccess) return null;
   return (
     <ReferenceInput source={source} reference={resource} filter={filter} perPage={target.search ? 25 : 100} sort={{ field: target.defaultSort ?? target.sortable[0] ?? 'created_at', order: target.whole ? 'ASC' : 'DESC' }}>
       {target.search

@@ -1,8 +1,9 @@
 import { Box } from '@mui/material';
-import { Create, DeleteButton, Edit, Labeled, SaveButton, SimpleForm, Toolbar, useRecordContext } from 'react-admin';
+import { Create, DeleteButton, Edit, SaveButton, SimpleForm, Toolbar, useRecordContext } from 'react-admin';
 import { useLocation } from 'react-router-dom';
 import { writable } from '../api/dataProvider';
-import { FieldInput, FieldValue } from '../resources/fields';
+import { FieldInput } from '../resources/fields';
+import { FieldGrid } from '../shared/FieldGrid';
 import type { FieldSpec, ResourceSpec } from '../resources/types';
 import { useSpec } from './useSpec';
 
@@ -36,9 +37,7 @@ function Inputs({ spec, mode }: { spec: ResourceSpec; mode: 'create' | 'edit' })
   return (
     <Box sx={{ width: '100%', maxWidth: 720 }}>
       {context.length ? (
-        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: 'repeat(2, minmax(0, 1fr))' }, gap: 1, mb: 2 }}>
-          {context.map((field) => <Labeled key={`${field.source}-ro`} label={field.label}><FieldValue field={field} /></Labeled>)}
-        </Box>
+        <Box sx={{ mb: 2 }}><FieldGrid fields={context} columns={2} /></Box>
       ) : null}
       {writable(spec, mode).map((field) => (
         <FieldInput key={`${field.source}-${field.type}`} field={field} choices={choicesFor(spec, field, record, mode)} />

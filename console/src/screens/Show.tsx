@@ -1,7 +1,6 @@
-import { Box } from '@mui/material';
 import { Suspense } from 'react';
-import { DeleteButton, EditButton, Labeled, Loading, Show, SimpleShowLayout, TopToolbar, useRecordContext } from 'react-admin';
-import { FieldValue } from '../resources/fields';
+import { DeleteButton, EditButton, Loading, Show, SimpleShowLayout, TopToolbar, useRecordContext } from 'react-admin';
+import { FieldGrid } from '../shared/FieldGrid';
 import type { ResourceSpec } from '../resources/types';
 import { useSpec } from './useSpec';
 
@@ -28,13 +27,7 @@ export default function ResourceShow() {
   return (
     <Show title={<Title spec={spec} />} actions={<Actions spec={spec} />}>
       <SimpleShowLayout>
-        <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: 'repeat(2, minmax(0, 1fr))', lg: 'repeat(3, minmax(0, 1fr))' }, gap: 2 }}>
-          {spec.fields.filter((field) => !field.hideInShow).map((field) => (
-            <Labeled key={field.source} label={field.label}>
-              <FieldValue field={field} />
-            </Labeled>
-          ))}
-        </Box>
+        <FieldGrid fields={spec.fields.filter((field) => !field.hideInShow)} />
       </SimpleShowLayout>
       {Extras ? <Suspense fallback={<Loading />}><Extras /></Suspense> : null}
     </Show>

@@ -1,7 +1,7 @@
 import { Box, Button, FormHelperText, FormLabel, Stack } from '@mui/material';
 import { useId, useRef } from 'react';
 import { useInput } from 'react-admin';
-import { upload } from './upload';
+import { IMAGE_TYPES, upload } from './upload';
 import { useApiAction } from './useApiAction';
 
 /** An image field: uploads the chosen file, keeps its path; shows the current image. */
@@ -21,10 +21,11 @@ export function UploadInput({ source, label }: { source: string; label: string }
       <FormLabel id={id}>{label}</FormLabel>
       <Stack direction="row" spacing={1} sx={{ alignItems: 'center', mt: 0.5, flexWrap: 'wrap' }}>
         {field.value ? <Box component="img" src={field.value} alt={`Current ${label.toLowerCase()}`} sx={{ maxHeight: 80, maxWidth: 160, borderRadius: 1 }} /> : null}
-        <Button variant="outlined" component="label" disabled={busy}>
+        {/* A real button (keyboard: Enter or Space) that opens the hidden file chooser. */}
+        <Button variant="outlined" disabled={busy} onClick={() => fileInput.current?.click()}>
           {field.value ? `Replace ${label.toLowerCase()}` : `Upload ${label.toLowerCase()}`}
-          <input ref={fileInput} hidden type="file" accept="image/jpeg,image/png,image/webp,image/gif,image/avif" onChange={(event) => choose(event.target.files?.[0])} />
         </Button>
+        <input ref={fileInput} hidden type="file" accept={IMAGE_TYPES} onChange={(event) => choose(event.target.files?.[0])} />
         {field.value ? <Button onClick={() => field.onChange(null)}>Remove {label.toLowerCase()}</Button> : null}
       </Stack>
       {fieldState.error ? <FormHelperText error>{fieldState.error.message}</FormHelperText> : null}
