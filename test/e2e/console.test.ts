@@ -38,7 +38,7 @@ const freePort = () => new Promise<number>((resolve) => {
   });
 });
 
-describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
+describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 180_000 }, () => {
   let service: ChildProcess | undefined;
   let serviceLog = '';
   let browser: Browser;
@@ -91,7 +91,8 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', () => {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     context = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true, locale: 'en-GB', timezoneId: 'UTC' });
-    context.setDefaultTimeout(15_000);
+    // Generous: the suite runs beside this file on two cores, and a browser step waits for the slowest of them.
+    context.setDefaultTimeout(30_000);
     page = await context.newPage();
     page.on('pageerror', (error) => console.error('page error:', error.message));
     page.on('response', (response) => {
