@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
 
 // The staff console in a real browser (Debian's Chromium driven by playwright-core) against the real service, started
@@ -139,8 +139,12 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
 
   /** A MUI select: open it by its label, pick the option. */
   async function choose(label: string, option: string) {
-    await page.getByRole('combobox', { name: label }).click();
-    await page.getByRole('option', { name: option, exact: true }).click();
+    // Retried as a whole: a list still loading re-mounts its filter form, closing a menu opened a moment before.
+    await vi.waitFor(async () => {
+      if (await page.getByRole('listbox').count()) await page.keyboard.press('Escape');
+      await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
+      await page.getByRole('option', { name: option, exact: true }).click({ timeout: 5_000 });
+    }, { timeout: 45_000, interval: 250 });
   }
 
   async function signIn(email: string, password: string) {
