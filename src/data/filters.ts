@@ -1,5 +1,5 @@
-import type { TSchema, Static } from '@sinclair/typebox';
-import { and, arrayContains, eq, getTableColumns, gte, ilike, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { and, arrayContains, eq, getTableColumns, gte, ilike, inArray, isNull, lte, or, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 
 /**
@@ -43,6 +43,12 @@ const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export const is = {
   equal: (column: PgColumn, value: unknown): Predicate => ({ sql: eq(column, value), test: (row) => same(column, valueIn(row, column), value), reads: [keyOf(column)] }),
+  /** The column equals one of the values. */
+  oneOf: (column: PgColumn, values: unknown[]): Predicate => ({
+    sql: inArray(column, values),
+    test: (row) => values.some((value) => same(column, valueIn(row, column), value)),
+    reads: [keyOf(column)],
+  }),
   null: (column: PgColumn): Predicate => ({ sql: isNull(column), test: (row) => valueIn(row, column) == null, reads: [keyOf(column)] }),
   /** An array column holding the value. */
   containing: (column: PgColumn, value: unknown): Predicate => ({
@@ -54,6 +60,7 @@ export const is = {
     reads: [keyOf(column)],
   }),
   onOrBefore: (column: PgColumn, time: Date): Predicate => ({ sql: lte(column, time), test: (row) => timeOf(valueIn(row, column)) <= time.getTime(), reads: [keyOf(column)] }),
+  onOrAfter: (column: PgColumn, time: Date): Predicate => ({ sql: gte(column, time), test: (row) => timeOf(valueIn(row, column)) >= time.getTime(), reads: [keyOf(column)] }),
   /** From 00:00 UTC of the day on. */
   onOrAfterDay: (column: PgColumn, day: string): Predicate => {
     const start = startOfDay(day);
@@ -107,6 +114,33 @@ export function allOf(predicates: (Predicate | undefined)[]): Predicate | undefi
 export const equals = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({ schema, where: (value: Static<S>) => is.equal(column, value) });
 /** `?name=value`: the array column holds the value. */
 export const contains = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({ schema, where: (value: Static<S>) => is.containing(column, value) });
+/**
+ * `?name=a,b` or `?name=a&name=b`: the column equals any of the values (one value: equals it). The query string's
+ * comma-separated values are split before validation (src/http/validation.ts), so each is checked by `schema`.
+ */
+export const anyOf = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({
+  schema: Type.Array(schema, { minItems: 1, maxItems: 50, description: 'One value, several separated by commas, or the parameter repeated' }),
+  where: (values: Static<S>[]) => (values.length === 1 ? is.equal(column, values[0]) : is.oneOf(column, [...new Set(values)])),
+});
+
+/** A day (`YYYY-MM-DD`, UTC) or an instant (ISO 8601 date-time with zone): the value of a range bound. */
+export const DayOrInstant = () => Type.String({ format: 'day-or-instant', maxLength: 40, description: 'A day (YYYY-MM-DD, UTC) or an ISO 8601 date-time with zone' });
+const isDay = (value: string) => value.length === 10;
+/** Instants PostgreSQL and JavaScript both read (an offset may carry 9999-12-31 into year 10000): beyond, the bound. */
+const FIRST = new Date('0001-01-01T00:00:00.000Z').getTime();
+const LAST = new Date('9999-12-31T23:59:59.999Z').getTime();
+const instant = (value: string) => new Date(Math.min(LAST, Math.max(FIRST, Date.parse(value))));
+/** `?name_from=`: from 00:00 UTC of the day, or from the instant, on. */
+export const since = (column: PgColumn): Filter => ({
+  schema: DayOrInstant(),
+  where: (value: string) => (isDay(value) ? is.onOrAfterDay(column, value) : is.onOrAfter(column, instant(value))),
+});
+/** `?name_to=`: up to the end of the day (UTC) inclusive, or up to the instant inclusive. */
+export const until = (column: PgColumn): Filter => ({
+  schema: DayOrInstant(),
+  where: (value: string) => (isDay(value) ? is.onOrBeforeDay(column, value) : is.onOrBefore(column, instant(value))),
+});
+
 /** `?name=YYYY-MM-DD`: on or after that day (UTC). */
 export const fromDay = (column: PgColumn, schema: TSchema): Filter => ({ schema, where: (day: string) => is.onOrAfterDay(column, day) });
 /** `?name=YYYY-MM-DD`: on or before that day (UTC), inclusive. */

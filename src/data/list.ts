@@ -7,7 +7,7 @@ import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type Lo
 import { allOf, is, keyOf, type Predicate } from './filters.js';
 import { type Boundary, Boundaries } from './boundaries.js';
 import { anyChangeSince, joinedResources, PageCache, SLOW_PAGE_MS, untouched } from './page-cache.js';
-import type { ListDeclaration, Resource, SelectQuery, View } from './resource.js';
+import { type ListDeclaration, listFilters, type Resource, type SelectQuery, type View } from './resource.js';
 
 /** A validated list query: paging and sort get their defaults from the validator; filters by name. */
 export type ListQuery = { page?: number; limit?: number; sort?: string; order?: 'asc' | 'desc'; q?: string } & Record<string, unknown>;
@@ -32,7 +32,7 @@ function declaredList(resource: Resource): ListDeclaration {
 export function listPredicate(resource: Resource, query: Record<string, unknown>, scope: Predicate | undefined = resource.scope): Predicate | undefined {
   const list = declaredList(resource);
   const parts: (Predicate | undefined)[] = [scope];
-  for (const [name, filter] of Object.entries(list.filters ?? {})) {
+  for (const [name, filter] of Object.entries(listFilters(list))) {
     const value = query[name];
     if (value !== undefined && value !== '') parts.push(filter.where(value as never));
   }

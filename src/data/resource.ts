@@ -1,6 +1,6 @@
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { ModuleName } from '../db/schema/index.js';
-import type { Filter, Predicate } from './filters.js';
+import { type Filter, type Predicate, since, until } from './filters.js';
 
 /**
  * A drizzle select builder in dynamic mode. Its static type depends on the exact fields and joins of each view, which
@@ -20,6 +20,11 @@ export type ListDeclaration = {
   sortable: Record<string, PgColumn>;
   defaultSort: string;
   filters?: Record<string, Filter>;
+  /**
+   * Date ranges, each giving `<name>_from` and `<name>_to` (a day or an instant, inclusive). Default: `created` on the
+   * creation timestamp (the `created_at`/`createdAt` sort).
+   */
+  ranges?: Record<string, PgColumn>;
   /** Columns `q` searches (case-insensitive substring); none → no `q` parameter. */
   search?: PgColumn[];
   /** false → the list takes no `sort`/`order` (newsletters). */
@@ -62,3 +67,21 @@ export const defineResource = <T extends PgTable>(resource: Resource<T>): Resour
 
 /** The resource a table belongs to, when one was declared. */
 export const resourceOfTable = (table: PgTable): string | undefined => resourceNames.get(table);
+
+const allFilters = new WeakMap<ListDeclaration, Record<string, Filter>>();
+
+/** Every filter a list takes: its own, then a `_from` and a `_to` for each of its date ranges. */
+export function listFilters(list: ListDeclaration): Record<string, Filter> {
+  let filters = allFilters.get(list);
+  if (!filters) {
+    const created = list.sortable.created_at ?? list.sortable.createdAt;
+    const ranges = list.ranges ?? (created ? { created } : {});
+    filters = { ...list.filters };
+    for (const [name, column] of Object.entries(ranges)) {
+      filters[`${name}_from`] = since(column);
+      filters[`${name}_to`] = until(column);
+    }
+    allFilters.set(list, filters);
+  }
+  return filters;
+}

@@ -14,7 +14,9 @@ function describe(error: AjvError): string {
     case 'enum':
       return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
     case 'format':
-      return error.params.format === 'email' ? 'must be a valid e-mail address' : `must be a valid ${error.params.format}`;
+      return error.params.format === 'email' ? 'must be a valid e-mail address'
+        : error.params.format === 'day-or-instant' ? 'must be a day (YYYY-MM-DD) or a date-time with zone (2026-01-31T09:00:00Z)'
+          : `must be a valid ${error.params.format}`;
     case 'minLength':
       return error.params.limit === 1 ? 'must not be empty' : `must be at least ${error.params.limit} characters`;
     default:
@@ -36,6 +38,8 @@ export function detailsFromAjv(errors: AjvError[], context?: string): Record<str
     let path = dotted(error.instancePath);
     if (error.keyword === 'additionalProperties') path = [path, error.params.additionalProperty].filter(Boolean).join('.');
     if (error.keyword === 'required') path = [path, error.params.missingProperty].filter(Boolean).join('.');
+    // A query parameter's values are one field to the caller (`status=new,bogus` → `status`).
+    if (context === 'querystring') path = path.split('.')[0];
     return { error, path: path || fallback, weak: weak(error) };
   });
   const specific = located.filter((e) => !e.weak).map((e) => e.path);

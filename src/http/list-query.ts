@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { Resource } from '../data/resource.js';
+import { listFilters, type Resource } from '../data/resource.js';
 import { StringEnum } from './schemas.js';
 
 /** Query-string schema of a list: common parameters plus the resource's filters; anything else is a 400. */
@@ -17,7 +17,7 @@ export function listQuerySchema(resource: Resource, options: { paging?: boolean;
     properties.order = Type.Optional(StringEnum(['asc', 'desc'] as const, { default: 'desc' }));
   }
   if (list.search?.length) properties.q = Type.Optional(Type.String({ maxLength: 200 }));
-  for (const [name, filter] of Object.entries(list.filters ?? {})) {
+  for (const [name, filter] of Object.entries(listFilters(list))) {
     if (!options.hiddenFilters?.includes(name)) properties[name] = Type.Optional(filter.schema);
   }
   return Type.Object(properties, { additionalProperties: false });

@@ -6,6 +6,7 @@ import { exportColumns, exportRows } from '../data/export.js';
 import { findOne, type ListQuery } from '../data/list.js';
 import { audited, createAudited, type Patch, type Work } from '../data/mutations.js';
 import type { Resource, RowOf } from '../data/resource.js';
+import { ActivityLog, activityLogResource } from '../audit/activity-log.js';
 import { actorOf } from './actor.js';
 import { sendCsv } from './csv.js';
 import { listQuerySchema } from './list-query.js';
@@ -111,6 +112,27 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
         response: { 200: { description: 'CSV file with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errorResponses },
       },
     }, async (request, reply) => sendCsv(reply, filename, headers, exportRows(db, resource, columns, validated<TObject>(request.query))));
+  }
+
+  if (routes.detail !== false && resource.name !== activityLogResource.name) {
+    const HistoryQuery = Strict({
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    });
+    app.get(`${path}/:id/history`, {
+      schema: {
+        summary: `One ${label.toLowerCase()}'s history`,
+        description: `Every audited change of the ${label.toLowerCase()}, newest first, with the fields before and after; kept as long as `
+          + 'activity logs are (a deleted record keeps its history). Needs read permission on this module only.',
+        params: IdParams, querystring: HistoryQuery, response: { 200: Paginated(ActivityLog), ...errorResponses },
+      },
+    }, async (request) => {
+      const { page, limit } = validated<typeof HistoryQuery>(request.query);
+      const history = await app.lists.page<Static<typeof ActivityLog>>(activityLogResource, { resource: resource.name, resource_id: request.params.id, page, limit });
+      // No trace at all: the record never existed (or its history has been purged with it).
+      if (history.pagination.total === 0) await findOne(db, resource, request.params.id);
+      return history;
+    });
   }
 
   if (routes.detail !== false) app.get(`${path}/:id`, {

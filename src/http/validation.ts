@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { validationError } from '../errors.js';
 
 const base: Options = {
@@ -43,6 +43,8 @@ const formats = {
     const m = DAY.exec(text);
     return !!m && isDay(+m[1], +m[2], +m[3]);
   },
+  /** A range bound: a whole day or an instant. */
+  'day-or-instant': (text: string) => formats.date(text) || formats['date-time'](text),
 };
 
 function build(options: Options) {
@@ -73,6 +75,7 @@ export function registerValidation(app: FastifyInstance) {
   // Before any schema sees them: bodies no deeper than 32 levels, no NUL anywhere (PostgreSQL cannot store it), strings
   // trimmed (passwords excepted). One place for every route (CONTRACT §13).
   app.addHook('preValidation', async (request) => {
+    splitListValues(request);
     for (const values of [request.query, request.params]) {
       for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
         const texts = Array.isArray(value) ? value : [value];
@@ -81,6 +84,19 @@ export function registerValidation(app: FastifyInstance) {
     }
     if (request.body && typeof request.body === 'object') request.body = cleanBody(request.body);
   });
+}
+
+type QuerySchema = { properties?: Record<string, { type?: unknown }> };
+
+/** A query parameter that takes several values takes them comma-separated as well as repeated: `status=new,lost`. */
+function splitListValues(request: FastifyRequest) {
+  const properties = (request.routeOptions.schema?.querystring as QuerySchema | undefined)?.properties;
+  const query = request.query as Record<string, unknown> | undefined;
+  if (!properties || !query) return;
+  for (const [name, value] of Object.entries(query)) {
+    if (properties[name]?.type !== 'array' || (typeof value !== 'string' && !Array.isArray(value))) continue;
+    query[name] = (Array.isArray(value) ? value : [value]).flatMap((text) => (typeof text === 'string' ? text.split(',').map((part) => part.trim()) : [text]));
+  }
 }
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';

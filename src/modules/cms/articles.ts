@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { contains, equals } from '../../data/filters.js';
+import { contains, anyOf, equals } from '../../data/filters.js';
 import { defineResource, type SelectQuery } from '../../data/resource.js';
 import { ARTICLE_TYPES, articles, users } from '../../db/schema/index.js';
 import { Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
@@ -37,7 +37,7 @@ export const articleResource = defineResource({
     sortable: { created_at: articles.created_at, title: articles.title, publish_date: articles.publish_date },
     defaultSort: 'created_at',
     filters: {
-      type: equals(articles.type, StringEnum(ARTICLE_TYPES)),
+      type: anyOf(articles.type, StringEnum(ARTICLE_TYPES)),
       published: equals(articles.published, Type.Boolean()),
       tag: contains(articles.tags, Type.String({ minLength: 1, maxLength: 100 })),
     },

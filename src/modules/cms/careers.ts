@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
-import { equals } from '../../data/filters.js';
+import { anyOf, equals } from '../../data/filters.js';
 import { defineResource } from '../../data/resource.js';
 import { careers, EMPLOYMENT_TYPES } from '../../db/schema/index.js';
 import { Money, Nullable, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
@@ -26,7 +26,7 @@ export const careerResource = defineResource({
     defaultSort: 'created_at',
     filters: {
       department: equals(careers.department, Type.String({ minLength: 1, maxLength: 200 })),
-      employment_type: equals(careers.employment_type, StringEnum(EMPLOYMENT_TYPES)),
+      employment_type: anyOf(careers.employment_type, StringEnum(EMPLOYMENT_TYPES)),
       published: equals(careers.published, Type.Boolean()),
     },
     search: [careers.title, careers.department],

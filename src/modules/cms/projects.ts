@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { asc, eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { equals } from '../../data/filters.js';
+import { anyOf, equals } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
@@ -38,8 +38,9 @@ export const projectResource = defineResource({
     sortable: { created_at: projects.created_at, name: projects.name, publish_date: projects.publish_date, updated_at: projects.updated_at },
     defaultSort: 'created_at',
     filters: {
-      status: equals(projects.status, StringEnum(PROJECT_STATUSES)),
-      type: equals(projects.type, StringEnum(PROJECT_TYPES)),
+      status: anyOf(projects.status, StringEnum(PROJECT_STATUSES)),
+      type: anyOf(projects.type, StringEnum(PROJECT_TYPES)),
+      published: equals(projects.published, Type.Boolean()),
     },
     search: [projects.name, projects.location],
   },

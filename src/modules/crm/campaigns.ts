@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { clock } from '../../clock.js';
 import { eq, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { equals } from '../../data/filters.js';
+import { anyOf } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import { CAMPAIGN_STATUSES, campaignDeliveries, campaigns, users } from '../../db/schema/index.js';
@@ -31,7 +31,8 @@ export const campaignResource = defineResource({
   list: {
     sortable: { created_at: campaigns.created_at, name: campaigns.name, scheduled_at: campaigns.scheduled_at, sent_at: campaigns.sent_at },
     defaultSort: 'created_at',
-    filters: { status: equals(campaigns.status, StringEnum(CAMPAIGN_STATUSES)) },
+    filters: { status: anyOf(campaigns.status, StringEnum(CAMPAIGN_STATUSES)) },
+    ranges: { created: campaigns.created_at, scheduled: campaigns.scheduled_at },
   },
 });
 

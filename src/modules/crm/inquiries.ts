@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import type { Actor } from '../../data/actor.js';
-import { equals } from '../../data/filters.js';
+import { anyOf } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Db } from '../../db/client.js';
@@ -30,7 +30,7 @@ export const inquiryResource = defineResource({
   list: {
     sortable: { created_at: inquiries.created_at, status: inquiries.status, updated_at: inquiries.updated_at },
     defaultSort: 'created_at',
-    filters: { status: equals(inquiries.status, StringEnum(INQUIRY_STATUSES)) },
+    filters: { status: anyOf(inquiries.status, StringEnum(INQUIRY_STATUSES)) },
     search: [inquiries.name, inquiries.email, inquiries.subject],
   },
   export: {},

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { equals } from '../../data/filters.js';
+import { anyOf, equals } from '../../data/filters.js';
 import { audited, type Patch, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
@@ -38,7 +38,7 @@ export const inventoryResource = defineResource({
     defaultSort: 'created_at',
     filters: {
       project_id: equals(inventoryUnits.project_id, Uuid()),
-      status: equals(inventoryUnits.status, StringEnum(UNIT_STATUSES)),
+      status: anyOf(inventoryUnits.status, StringEnum(UNIT_STATUSES)),
       block: equals(inventoryUnits.block, Type.String({ maxLength: 50 })),
       house_model: equals(inventoryUnits.house_model, Type.String({ maxLength: 500 })),
     },

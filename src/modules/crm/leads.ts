@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { defineResource } from '../../data/resource.js';
-import { equals } from '../../data/filters.js';
+import { anyOf, equals } from '../../data/filters.js';
 import { LEAD_SOURCES, LEAD_STATUSES, leads, users } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
@@ -28,8 +28,8 @@ export const leadResource = defineResource({
     sortable: { created_at: leads.created_at, first_name: leads.first_name, last_name: leads.last_name, status: leads.status, updated_at: leads.updated_at },
     defaultSort: 'created_at',
     filters: {
-      status: equals(leads.status, StringEnum(LEAD_STATUSES)),
-      source: equals(leads.source, StringEnum(LEAD_SOURCES)),
+      status: anyOf(leads.status, StringEnum(LEAD_STATUSES)),
+      source: anyOf(leads.source, StringEnum(LEAD_SOURCES)),
       assigned_to: equals(leads.assigned_to, Uuid()),
     },
     search: [leads.first_name, leads.last_name, leads.email, leads.phone],

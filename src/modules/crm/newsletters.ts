@@ -3,7 +3,7 @@ import { clock } from '../../clock.js';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import type { Actor } from '../../data/actor.js';
-import { equals } from '../../data/filters.js';
+import { anyOf } from '../../data/filters.js';
 import { audited, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Db } from '../../db/client.js';
@@ -31,7 +31,8 @@ export const newsletterResource = defineResource({
     sortable: { subscribed_at: subscriptions.subscribed_at },
     defaultSort: 'subscribed_at',
     sortParams: false,
-    filters: { status: equals(subscriptions.status, StringEnum(SUBSCRIPTION_STATUSES)) },
+    filters: { status: anyOf(subscriptions.status, StringEnum(SUBSCRIPTION_STATUSES)) },
+    ranges: { subscribed: subscriptions.subscribed_at },
   },
   export: {},
 });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { equals } from '../../data/filters.js';
+import { anyOf, equals } from '../../data/filters.js';
 import type { Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import { inventoryUnits, PAYMENT_STATUSES, projects, RESERVATION_STATUSES, reservations, users } from '../../db/schema/index.js';
@@ -35,11 +35,12 @@ export const reservationResource = defineResource({
     sortable: { created_at: reservations.created_at, reservation_date: reservations.reservation_date, client_name: reservations.client_name },
     defaultSort: 'created_at',
     filters: {
-      status: equals(reservations.status, StringEnum(RESERVATION_STATUSES)),
-      payment_status: equals(reservations.payment_status, StringEnum(PAYMENT_STATUSES)),
+      status: anyOf(reservations.status, StringEnum(RESERVATION_STATUSES)),
+      payment_status: anyOf(reservations.payment_status, StringEnum(PAYMENT_STATUSES)),
       project_name: equals(reservations.project_name, Type.String({ maxLength: 500 })),
     },
     search: [reservations.client_name, reservations.email],
+    ranges: { created: reservations.created_at, reservation_date: reservations.reservation_date },
   },
   export: {},
 });

@@ -73,7 +73,7 @@ export default async function publicContentRoutes(app: App) {
   await app.register(etag, { weak: true });
   registerPublished(app, {
     path: '/api/public/projects', resource: projectResource, publishing: projectPublishing, ListItem: ProjectListItem, Detail: ProjectDetail,
-    complete: withGalleries,
+    complete: withGalleries, hiddenFilters: ['published'],
   });
   registerPublished(app, {
     path: '/api/public/articles', resource: articleResource, publishing: articlePublishing, ListItem: ArticleListItem, Detail: PublicArticleDetail,
