@@ -12,7 +12,7 @@ export class ApiError extends Error {
 
 export const validationError = (details: Record<string, string>) => new ApiError(400, { error: 'Validation error', details });
 export const unauthorized = (error = 'Authentication required') => new ApiError(401, { error });
-export const forbidden = () => new ApiError(403, { error: 'Insufficient permissions' });
+export const forbidden = (message?: string) => new ApiError(403, { error: 'Insufficient permissions', ...(message ? { message } : {}) });
 export const notFound = (what = 'Resource') => new ApiError(404, { error: 'Resource not found', message: `${what} not found` });
 export const conflict = (message: string) => new ApiError(409, { error: 'Conflict', message });
 export const payloadTooLarge = (message: string) => new ApiError(413, { error: 'Payload too large', message });

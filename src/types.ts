@@ -1,4 +1,5 @@
 import type { Auth } from './auth/auth.js';
+import type { TokenUse } from './auth/api-tokens.js';
 import type { Principal } from './auth/guard.js';
 import type { PrincipalCache } from './auth/principals.js';
 import type { Config } from './config.js';
@@ -14,6 +15,7 @@ declare module 'fastify' {
     lists: ListRunner;
     auth: Auth;
     principals: PrincipalCache<Principal>;
+    tokenUse: TokenUse;
     mailer: Mailer;
     jobs: Jobs;
   }

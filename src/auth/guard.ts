@@ -3,17 +3,26 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import { moduleAccess, type ModuleName } from '../db/schema/index.js';
 import { forbidden, unauthorized } from '../errors.js';
+import { clock } from '../clock.js';
+import { bearerToken, findTokenHolder } from './api-tokens.js';
 import { authHeaders } from './auth.js';
 
 export type Flag = 'can_read' | 'can_write' | 'can_delete';
 export type Permission = { module: ModuleName; can_read: boolean; can_write: boolean; can_delete: boolean };
 
-/** Who is calling: the signed-in user, their session and their module permissions. */
+/**
+ * Who is calling: the signed-in user, their session and their module permissions; or, for an API token, the user who
+ * created it, the token (as `apiToken`; `session` then describes the token) and the token's permissions.
+ */
 export type Principal = {
   user: { id: string; email: string; name: string; image: string | null; emailVerified: boolean; twoFactorEnabled: boolean };
   session: { id: string; token: string; expiresAt: Date };
   permissions: Permission[];
+  apiToken?: { id: string; name: string };
 };
+
+/** An API token without an expiry, described as a session: it lasts until revoked. */
+const NEVER = new Date('9999-12-31T23:59:59.999Z');
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,8 +56,26 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
     const credential = credentialOf(request);
     if (!credential) return null;
     const cached = app.principals.get(credential);
-    if (cached) return cached;
+    if (cached) {
+      if (cached.apiToken) app.tokenUse.touch(cached.apiToken.id, clock.now());
+      return cached;
+    }
     const version = app.principals.version;
+    const apiToken = bearerToken(request.headers.authorization);
+    if (apiToken) {
+      const holder = await findTokenHolder(app.database.db, apiToken, clock.now());
+      if (!holder) return null;
+      const expiresAt = holder.token.expiresAt ?? NEVER;
+      const principal: Principal = {
+        user: holder.user,
+        session: { id: `token:${holder.token.id}`, token: '', expiresAt },
+        permissions: holder.permissions,
+        apiToken: { id: holder.token.id, name: holder.token.name },
+      };
+      app.tokenUse.touch(holder.token.id, clock.now());
+      app.principals.set(credential, holder.user.id, expiresAt, principal, version);
+      return principal;
+    }
     const found = await app.auth.api.getSession({ headers: authHeaders(request) }).catch(() => null);
     if (!found) return null;
     const permissions = await app.database.db
@@ -77,9 +104,14 @@ export async function currentPrincipal(app: FastifyInstance, request: FastifyReq
 export const can = (principal: Principal, modules: ModuleName[], flag: Flag) =>
   principal.permissions.some((p) => modules.includes(p.module) && p[flag]);
 
-/** Hook: a signed-in user is required (no module permission). */
-export const requireSession = (app: FastifyInstance) => async (request: FastifyRequest) => {
-  if (!(await principalOf(app, request))) throw unauthorized();
+/**
+ * Hook: a signed-in user is required (no module permission). The account's own settings (password, two-factor,
+ * sessions, tokens) need a real sign-in: an API token is refused there unless `tokens` says it may.
+ */
+export const requireSession = (app: FastifyInstance, options: { tokens?: boolean } = {}) => async (request: FastifyRequest) => {
+  const principal = await principalOf(app, request);
+  if (!principal) throw unauthorized();
+  if (principal.apiToken && !options.tokens) throw forbidden('API tokens cannot manage accounts: sign in with e-mail and password');
 };
 
 /**
@@ -119,7 +151,7 @@ export function enforceModuleGuards(app: FastifyInstance) {
 /** Changes the caller's own principal (session, password, two-factor state). */
 const CHANGES_CALLER = /^\/api\/auth\/(logout|change-password|two-factor\/)/;
 /** May change anyone's principal. */
-const CHANGES_ANYONE = /^\/api\/(auth\/reset-password|iam\/(users|module-access))/;
+const CHANGES_ANYONE = /^\/api\/(auth\/(reset-password|tokens)|iam\/(users|module-access|api-tokens))/;
 
 /**
  * This instance forgets a cached principal as soon as its own request changed it, before answering; every instance

@@ -170,7 +170,7 @@ export default async function authRoutes(app: App) {
   });
 
   app.get('/api/auth/session', {
-    onRequest: requireSession(app),
+    onRequest: requireSession(app, { tokens: true }),
     schema: {
       tags, summary: 'The signed-in user, their session and their module permissions',
       response: {

@@ -40,6 +40,8 @@ export async function registerRateLimits(app: FastifyInstance, options: { namesp
         keyGenerator: async (request: FastifyRequest) => {
           if (bucket === 'auth') return `auth:${request.ip}`;
           const principal = await principalOf(app, request);
+          // An API token has buckets of its own: an integration cannot use up its creator's, nor another token's.
+          if (principal?.apiToken) return `${bucket}:token:${principal.apiToken.id}`;
           return principal ? `${bucket}:user:${principal.user.id}` : `${bucket}:ip:${request.ip}`;
         },
         errorResponseBuilder: (_request, context) => tooManyRequests(Math.max(1, Math.ceil(context.ttl / 1000))),

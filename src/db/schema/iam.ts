@@ -106,6 +106,29 @@ export const moduleAccess = pgTable('module_access', {
   check('module_access_module_check', sql`${t.module} in ('cms', 'crm', 'iam')`),
 ]);
 
+/** A token's own module flags (at most its creator's when created; its creator's current flags bound them at use). */
+export type TokenPermission = { module: ModuleName; can_read: boolean; can_write: boolean; can_delete: boolean };
+
+/**
+ * API tokens for integrations: they act as their creator with their own (narrower) permissions. Only the SHA-256 of
+ * the token is kept; `prefix` (its first characters) lets people recognise it in a list.
+ */
+export const apiTokens = pgTable('api_tokens', {
+  id: id(),
+  user_id: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  token_hash: text('token_hash').notNull(),
+  prefix: text('prefix').notNull(),
+  permissions: jsonb('permissions').$type<TokenPermission[]>().notNull(),
+  expires_at: ts('expires_at'),
+  last_used_at: ts('last_used_at'),
+  created_at: createdAt(),
+}, (t) => [
+  uniqueIndex('api_tokens_hash_key').on(t.token_hash),
+  index('api_tokens_user_idx').on(t.user_id, t.created_at, t.id),
+  index('api_tokens_created_idx').on(t.created_at, t.id),
+]);
+
 export const activityLogs = pgTable('activity_logs', {
   id: id(),
   // No foreign key: the audit trail outlives its actors and must never block a change.

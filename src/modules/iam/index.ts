@@ -1,6 +1,7 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import activityLogRoutes from './activity-logs.js';
+import apiTokenRoutes from './api-tokens.js';
 import departmentRoutes from './departments.js';
 import moduleAccessRoutes from './module-access.js';
 import userRoutes from './users.js';
@@ -11,4 +12,5 @@ export default moduleRoutes('iam', async (app: App) => {
   await app.register(departmentRoutes);
   await app.register(moduleAccessRoutes);
   await app.register(activityLogRoutes);
+  await app.register(apiTokenRoutes);
 });

@@ -12,12 +12,13 @@ import { equals, is } from '../../data/filters.js';
 import { audited, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Database, Executor } from '../../db/client.js';
-import { accounts, departments, MODULES, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
+import { accounts, apiTokens, departments, MODULES, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { welcomeMail } from '../../mail/templates.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
+import { apiTokenResource } from './api-tokens.js';
 import { moduleAccessResource } from './module-access.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -210,6 +211,7 @@ export default async function userRoutes(app: App) {
         await work.tx.delete(accounts).where(eq(accounts.userId, id));
         await work.tx.delete(twoFactors).where(eq(twoFactors.userId, id));
         await work.removeAll(moduleAccessResource, eq(moduleAccess.user_id, id));
+        await work.removeAll(apiTokenResource, eq(apiTokens.user_id, id));
         await work.audit({ action: 'delete', resource: userResource, id, before: auditedFields(current) });
       },
     },
