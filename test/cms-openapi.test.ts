@@ -48,13 +48,13 @@ test('every cms and upload route is documented with its request and response sch
 test('list parameters and sortable fields are documented per resource', () => {
   const query = (path: string) => Object.fromEntries(doc.paths[path].get.parameters.filter((p: any) => p.in === 'query').map((p: any) => [p.name, p]));
   const projects = query('/api/cms/projects');
-  expect(Object.keys(projects).sort()).toEqual(['limit', 'order', 'page', 'q', 'sort', 'status', 'type']);
+  expect(Object.keys(projects).sort()).toEqual(['created_from', 'created_to', 'limit', 'order', 'page', 'published', 'q', 'sort', 'status', 'type']);
   expect(projects.sort.schema.enum.sort()).toEqual(['created_at', 'name', 'publish_date', 'updated_at']);
   const articles = query('/api/cms/articles');
-  expect(Object.keys(articles).sort()).toEqual(['limit', 'order', 'page', 'published', 'q', 'sort', 'tag', 'type']);
+  expect(Object.keys(articles).sort()).toEqual(['created_from', 'created_to', 'limit', 'order', 'page', 'published', 'q', 'sort', 'tag', 'type']);
   expect(articles.sort.schema.enum.sort()).toEqual(['created_at', 'publish_date', 'title']);
   const careers = query('/api/cms/careers');
-  expect(Object.keys(careers).sort()).toEqual(['department', 'employment_type', 'limit', 'order', 'page', 'published', 'q', 'sort']);
+  expect(Object.keys(careers).sort()).toEqual(['created_from', 'created_to', 'department', 'employment_type', 'limit', 'order', 'page', 'published', 'q', 'sort']);
   expect(Object.values(projects).every((p: any) => !p.required)).toBe(true);
 });
 

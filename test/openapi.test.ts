@@ -65,7 +65,7 @@ test('list parameters are documented, optional, with their defaults and the sort
   const doc = (await as(ctx, none).get('/api/openapi.json')).json();
   const parameters: any[] = doc.paths['/api/test/leads'].get.parameters;
   const byName = Object.fromEntries(parameters.map((p) => [p.name, p]));
-  expect(Object.keys(byName).sort()).toEqual(['limit', 'order', 'page', 'q', 'sort', 'status']);
+  expect(Object.keys(byName).sort()).toEqual(['created_from', 'created_to', 'limit', 'order', 'page', 'q', 'sort', 'status']);
   for (const p of parameters) {
     expect(p.in).toBe('query');
     expect(p.required ?? false, p.name).toBe(false);
@@ -75,6 +75,8 @@ test('list parameters are documented, optional, with their defaults and the sort
   expect(byName.sort.schema).toMatchObject({ enum: ['created_at', 'last_name'], default: 'created_at' });
   expect(byName.order.schema).toMatchObject({ enum: ['asc', 'desc'], default: 'desc' });
   expect(byName.status.schema.enum).toEqual([...LEAD_STATUSES]);
+  expect(byName.created_from.schema).toMatchObject({ type: 'string', format: 'day-or-instant' });
+  expect(byName.created_to.description ?? byName.created_to.schema.description).toMatch(/YYYY-MM-DD/);
 });
 
 test('GET /api/docs serves the interactive reference as HTML, pointing at the document', async () => {
