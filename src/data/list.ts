@@ -273,6 +273,30 @@ export class ListRunner {
     return { data: rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
   }
 
+  /**
+   * Exact totals of several filters of one resource (a dashboard's figures): one statement reads the snapshot and the
+   * changes since the oldest of their newest cached totals; each total is brought forward from its cached one, or
+   * counted when it cannot be (first time, many changes), the counts running at once.
+   */
+  async totalsOf(resource: Resource, queries: Record<string, unknown>[], options: ScopeOption = {}): Promise<number[]> {
+    const scope = options.scope ?? resource.scope;
+    const scopeKey = options.scopeKey ?? keyOfScope(scope);
+    const items = queries.map((query) => {
+      const key = filterKey(resource, scopeKey, query);
+      return { key, predicate: listPredicate(resource, query, scope), known: this.recent(key) };
+    });
+    const newest = items.flatMap((item) => (item.known.length ? [item.known[item.known.length - 1].snapshot.xmin] : []));
+    const fromXid = newest.length ? Math.min(...newest) : undefined;
+    const reads = [...new Set(items.flatMap((item) => item.predicate?.reads ?? []))];
+    const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, String(fromXid), MAX_CHANGES, reads);
+    const [probe] = await this.db.select({ snapshot: currentSnapshot, changes }).from(sql`(select 1) as probe`);
+    const snapshot = parseSnapshot(String(probe.snapshot));
+    const logged = typeof probe.changes === 'string' ? parseChanges(probe.changes) : undefined;
+    return Promise.all(items.map(({ key, predicate, known }) =>
+      (logged && fromXid !== undefined ? this.bringForward(key, known, snapshot, logged, fromXid, predicate) : undefined)
+        ?? this.countSeeing(key, resource, predicate, snapshot)));
+  }
+
   /** A short list, whole: ordered by its default sort, ascending. */
   async whole<T = Record<string, unknown>>(resource: Resource): Promise<{ data: T[] }> {
     const rows = await selectView(this.db, resource.table, resource.listView ?? resource.view)

@@ -4,6 +4,7 @@ import amenityRoutes from './amenities.js';
 import articleRoutes from './articles.js';
 import careerRoutes from './careers.js';
 import projectRoutes from './projects.js';
+import cmsStatsRoutes from './stats.js';
 
 /** The cms module: every route inside is guarded by the cms permissions. */
 export default moduleRoutes('cms', async (app: App) => {
@@ -11,4 +12,5 @@ export default moduleRoutes('cms', async (app: App) => {
   await app.register(articleRoutes);
   await app.register(careerRoutes);
   await app.register(amenityRoutes);
+  await app.register(cmsStatsRoutes);
 });

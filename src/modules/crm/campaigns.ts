@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { clock } from '../../clock.js';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
 import type { App } from '../../app.js';
 import { anyOf } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
@@ -50,7 +51,24 @@ const campaignFields = {
 };
 export const Campaign = Strict(campaignFields);
 const Count = () => Type.Integer({ minimum: 0 });
-export const CampaignDetail = Strict({ ...campaignFields, deliveries: Strict({ total: Count(), sent: Count(), failed: Count(), pending: Count() }) });
+export const Deliveries = Strict({ total: Count(), sent: Count(), failed: Count(), pending: Count() });
+export const CampaignDetail = Strict({ ...campaignFields, deliveries: Deliveries });
+
+type DeliveryCounts = { total: number; sent: number; failed: number; pending: number };
+
+/** Each campaign's deliveries by status (every id gets an entry, zeros when it has none). */
+export async function deliveryCounts(db: Executor, campaignIds: string[]): Promise<Map<string, DeliveryCounts>> {
+  const counts = new Map<string, DeliveryCounts>(campaignIds.map((id) => [id, { total: 0, sent: 0, failed: 0, pending: 0 }]));
+  if (!campaignIds.length) return counts;
+  const rows = await db.select({ id: campaignDeliveries.campaign_id, status: campaignDeliveries.status, n: sql<number>`count(*)::int` })
+    .from(campaignDeliveries).where(inArray(campaignDeliveries.campaign_id, campaignIds)).groupBy(campaignDeliveries.campaign_id, campaignDeliveries.status);
+  for (const row of rows) {
+    const entry = counts.get(row.id)!;
+    entry[row.status] = row.n;
+    entry.total += row.n;
+  }
+  return counts;
+}
 
 /** "all" (every subscribed address) or an e-mail address. */
 const Recipient = Type.Union([Type.Literal('all'), Email()]);
@@ -85,15 +103,7 @@ export default async function campaignRoutes(app: App) {
     path: '/api/crm/campaigns',
     Item: CampaignDetail,
     ListItem: Campaign,
-    complete: async (campaign) => {
-      const [deliveries] = await db.select({
-        total: sql<number>`count(*)::int`,
-        sent: sql<number>`(count(*) filter (where ${campaignDeliveries.status} = 'sent'))::int`,
-        failed: sql<number>`(count(*) filter (where ${campaignDeliveries.status} = 'failed'))::int`,
-        pending: sql<number>`(count(*) filter (where ${campaignDeliveries.status} = 'pending'))::int`,
-      }).from(campaignDeliveries).where(eq(campaignDeliveries.campaign_id, String(campaign.id)));
-      return { ...campaign, deliveries };
-    },
+    complete: async (campaign) => ({ ...campaign, deliveries: (await deliveryCounts(db, [String(campaign.id)])).get(String(campaign.id)) }),
     create: {
       body: CampaignInput,
       summary: 'Create a campaign (a draft)',

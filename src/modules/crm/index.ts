@@ -6,6 +6,7 @@ import inventoryRoutes from './inventory.js';
 import leadRoutes from './leads.js';
 import newsletterRoutes from './newsletters.js';
 import reservationRoutes from './reservations.js';
+import crmStatsRoutes from './stats.js';
 
 /** The crm module: every route inside is guarded by the crm permissions. */
 export default moduleRoutes('crm', async (app: App) => {
@@ -15,4 +16,5 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(inquiryRoutes);
   await app.register(newsletterRoutes);
   await app.register(campaignRoutes);
+  await app.register(crmStatsRoutes);
 });

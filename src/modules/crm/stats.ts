@@ -1,0 +1,114 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import { asc, desc, eq, sql } from 'drizzle-orm';
+import type { App } from '../../app.js';
+import { clock } from '../../clock.js';
+import { countsBy, daysBetween } from '../../data/stats.js';
+import { campaigns, INQUIRY_STATUSES, inventoryUnits, LEAD_SOURCES, LEAD_STATUSES, projects, RESERVATION_STATUSES, SUBSCRIPTION_STATUSES, UNIT_STATUSES } from '../../db/schema/index.js';
+import { validationError } from '../../errors.js';
+import { errorResponses, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { deliveryCounts, Deliveries } from './campaigns.js';
+import { inquiryResource } from './inquiries.js';
+import { leadResource } from './leads.js';
+import { newsletterResource } from './newsletters.js';
+import { reservationResource } from './reservations.js';
+
+/** The longest range `new_per_day` covers: a year, one figure per day. */
+const MAX_DAYS = 366;
+const RECENT_CAMPAIGNS = 5;
+/** Inquiries someone still has to deal with. */
+const OPEN_INQUIRIES = ['unread', 'read'] as const;
+
+const Count = () => Type.Integer({ minimum: 0 });
+const CountsOf = (values: readonly string[]) => Strict(Object.fromEntries(values.map((value) => [value, Count()])) as Record<string, TSchema>);
+const Day = () => Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
+
+const StatsQuery = Strict({
+  from: Type.Optional(Day()),
+  to: Type.Optional(Day()),
+}, { description: 'The range of new_per_day and new_in_range, inclusive (UTC days); default: the last 30 days up to today' });
+
+const CrmStats = Strict({
+  range: Strict({ from: Day(), to: Day() }),
+  leads: Strict({
+    total: Count(),
+    new_in_range: Count(),
+    by_status: CountsOf(LEAD_STATUSES),
+    by_source: CountsOf(LEAD_SOURCES),
+    new_per_day: Type.Array(Strict({ day: Day(), count: Count() })),
+  }),
+  inventory: Strict({
+    total: Count(),
+    by_status: CountsOf(UNIT_STATUSES),
+    by_project: Type.Array(Strict({ project: Strict({ id: Uuid(), name: Type.String() }), total: Count(), by_status: CountsOf(UNIT_STATUSES) })),
+  }),
+  reservations: Strict({ by_status: CountsOf(RESERVATION_STATUSES) }),
+  inquiries: Strict({ open: Count(), by_status: CountsOf(INQUIRY_STATUSES) }),
+  newsletter: Strict({ by_status: CountsOf(SUBSCRIPTION_STATUSES) }),
+  recent_campaigns: Type.Array(Strict({
+    id: Uuid(), name: Type.String(), status: Type.String(), scheduled_at: Type.Union([Timestamp(), Type.Null()]), sent_at: Type.Union([Timestamp(), Type.Null()]),
+    deliveries: Deliveries,
+  })),
+}, { description: 'Every figure is exact at the time of the request' });
+
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+const today = () => clock.now().toISOString().slice(0, 10);
+const daysAgo = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) - n * 24 * 3600 * 1000).toISOString().slice(0, 10);
+
+/** The crm dashboard in one request (issue 14 §4), guarded by crm read like every crm route. */
+export default async function crmStatsRoutes(app: App) {
+  const { db } = app.database;
+  const { lists } = app;
+
+  app.get('/api/crm/stats', {
+    schema: {
+      summary: 'Figures for the crm dashboard',
+      description: 'Leads by status and source, new leads per day over a range, units by status per project, reservations by status, '
+        + 'open inquiries, subscribers and the last campaigns\' delivery progress. Totals are exact and kept up to date from the change log, so a '
+        + 'dashboard may poll this.',
+      querystring: StatsQuery, response: { 200: CrmStats, ...errorResponses },
+    },
+  }, async (request) => {
+    const to = request.query.to ?? today();
+    const from = request.query.from ?? daysAgo(to, 29);
+    if (from > to) throw validationError({ from: 'must not be after to' });
+    const days = daysBetween(from, to);
+    if (days.length > MAX_DAYS) throw validationError({ from: `must be at most ${MAX_DAYS} days before to` });
+
+    const [leadTotals, leadsByStatus, leadsBySource, unitsByProject, reservationsByStatus, inquiriesByStatus, subscribersByStatus, recent] = await Promise.all([
+      lists.totalsOf(leadResource, [{}, { created_from: from, created_to: to }, ...days.map((day) => ({ created_from: day, created_to: day }))]),
+      countsBy(lists, leadResource, 'status', LEAD_STATUSES),
+      countsBy(lists, leadResource, 'source', LEAD_SOURCES),
+      // Units are few per project (thousands, not millions): one grouped count serves every project.
+      db.select({ id: projects.id, name: projects.name, status: inventoryUnits.status, count: sql<number>`count(*)::int` })
+        .from(inventoryUnits).innerJoin(projects, eq(projects.id, inventoryUnits.project_id))
+        .groupBy(projects.id, projects.name, inventoryUnits.status).orderBy(asc(projects.name), asc(projects.id)),
+      countsBy(lists, reservationResource, 'status', RESERVATION_STATUSES),
+      countsBy(lists, inquiryResource, 'status', INQUIRY_STATUSES),
+      countsBy(lists, newsletterResource, 'status', SUBSCRIPTION_STATUSES),
+      db.select({ id: campaigns.id, name: campaigns.name, status: campaigns.status, scheduled_at: campaigns.scheduled_at, sent_at: campaigns.sent_at })
+        .from(campaigns).orderBy(desc(campaigns.created_at), desc(campaigns.id)).limit(RECENT_CAMPAIGNS),
+    ]);
+    const [total, newInRange, ...perDay] = leadTotals;
+
+    const byProject = new Map<string, { project: { id: string; name: string }; total: number; by_status: Record<string, number> }>();
+    const unitsByStatus = Object.fromEntries(UNIT_STATUSES.map((status) => [status, 0])) as Record<string, number>;
+    for (const row of unitsByProject) {
+      let entry = byProject.get(row.id);
+      if (!entry) byProject.set(row.id, (entry = { project: { id: row.id, name: row.name }, total: 0, by_status: Object.fromEntries(UNIT_STATUSES.map((status) => [status, 0])) }));
+      entry.by_status[row.status] = row.count;
+      entry.total += row.count;
+      unitsByStatus[row.status] += row.count;
+    }
+    const deliveries = await deliveryCounts(db, recent.map((campaign) => campaign.id));
+
+    return {
+      range: { from, to },
+      leads: { total, new_in_range: newInRange, by_status: leadsByStatus, by_source: leadsBySource, new_per_day: days.map((day, i) => ({ day, count: perDay[i] })) },
+      inventory: { total: sum(unitsByStatus), by_status: unitsByStatus, by_project: [...byProject.values()] },
+      reservations: { by_status: reservationsByStatus },
+      inquiries: { open: OPEN_INQUIRIES.reduce((n, status) => n + inquiriesByStatus[status], 0), by_status: inquiriesByStatus },
+      newsletter: { by_status: subscribersByStatus },
+      recent_campaigns: recent.map((campaign) => ({ ...campaign, deliveries: deliveries.get(campaign.id)! })),
+    };
+  });
+}
