@@ -33,6 +33,10 @@ export type Config = {
   uploadDir: string;
   uploadMaxBytes: number;
   logLevel: string;
+  /** Who hears of a new public inquiry: every user with crm write, nobody, or these addresses. */
+  inquiryNoticeTo: 'crm-writers' | 'none' | string[];
+  /** A lead assigned to someone (by someone else) e-mails the assignee. */
+  assignmentNotices: boolean;
 };
 
 type Env = Record<string, string | undefined>;
@@ -61,6 +65,23 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(`${name} must use one of ${protocols.join(', ')}, got "${parsed.protocol}"`);
   }
   return raw;
+}
+
+function inquiryNoticeTo(env: Env): Config['inquiryNoticeTo'] {
+  const raw = env.INQUIRY_NOTICE_TO?.trim() || 'crm-writers';
+  if (raw === 'crm-writers' || raw === 'none') return raw;
+  const addresses = raw.split(',').map((a) => a.trim().toLowerCase()).filter(Boolean);
+  const bad = addresses.find((a) => !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(a));
+  if (bad || !addresses.length) throw new ConfigError(`INQUIRY_NOTICE_TO must be crm-writers, none or a comma-separated list of e-mail addresses, got "${bad ?? raw}"`);
+  return addresses;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
 function email(env: Env, name: string, fallback: string): string {
@@ -157,5 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
     logLevel,
+    inquiryNoticeTo: inquiryNoticeTo(env),
+    assignmentNotices: flag(env, 'ASSIGNMENT_NOTICES', true),
   };
 }

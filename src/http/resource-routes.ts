@@ -44,7 +44,8 @@ export type UpdateRoute<T extends PgTable, U extends TObject, P = void> = {
   change?: (work: Work, id: string, values: (current: Row<T>) => Promise<Patch<T>>, body: Static<U>, prepared: P) => Promise<Row<T>>;
   /** In the transaction after the update: related changes (a cancelled reservation frees its unit). */
   after?: (row: Row<T>, before: Row<T>, work: Work) => Promise<void>;
-  committed?: (row: Row<T>, body: Static<U>, ctx: Context) => void;
+  /** After the commit: side effects that must not undo the change (mail); `before` is the row as it was. */
+  committed?: (row: Row<T>, body: Static<U>, ctx: Context, before: Row<T>) => void;
 };
 
 export type RemoveRoute<T extends PgTable> = {
@@ -173,8 +174,8 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       const body = validated<U>(request.body);
       const ctx = await context(request);
       const prepared = (await update.validate?.(body, ctx)) as P;
+      let before: Row<T> | undefined;
       const row = await audited(db, ctx.actor, async (work) => {
-        let before: Row<T> | undefined;
         const values = async (current: Row<T>) => {
           before = current;
           return update.values ? update.values(body, current, work) : (body as Patch<T>);
@@ -183,7 +184,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
         await update.after?.(row, before!, work);
         return row;
       });
-      update.committed?.(row, body, ctx);
+      update.committed?.(row, body, ctx, before!);
       return { message: `${label} updated` };
     });
   }

@@ -48,3 +48,30 @@ export function campaignMail(subject: string, markdown: string, html: string, un
     text: `${markdown}\n\n--\n${NEWSLETTER_NOTE} Unsubscribe: ${unsubscribeUrl}\n`,
   };
 }
+
+/** To staff: a visitor sent an inquiry through the website. */
+export function inquiryNoticeMail(inquiry: { name: string; email: string; phone: string | null; subject: string; message: string }, url: string): Rendered {
+  const subject = `New inquiry: ${inquiry.subject}`;
+  const from = `${inquiry.name} <${inquiry.email}>${inquiry.phone ? `, ${inquiry.phone}` : ''}`;
+  return {
+    subject,
+    text: `A new inquiry arrived through the website.\n\nFrom: ${from}\nSubject: ${inquiry.subject}\n\n${inquiry.message}\n\nAnswer it in the console:\n${url}\n`,
+    html: layout(subject, `<p>A new inquiry arrived through the website.</p><p><strong>From:</strong> ${escapeHtml(from)}<br><strong>Subject:</strong> ${escapeHtml(inquiry.subject)}</p>` +
+      `<blockquote style="border-left:3px solid #ccc;margin:1em 0;padding-left:1em;white-space:pre-wrap">${escapeHtml(inquiry.message)}</blockquote>` +
+      `<p><a href="${escapeHtml(url)}">Answer it in the console</a></p>`),
+  };
+}
+
+/** To a staff member: a lead was assigned to them. */
+export function leadAssignedMail(name: string, lead: { first_name: string; last_name: string; email: string | null; phone: string | null; interest: string | null }, by: string | null, url: string): Rendered {
+  const who = `${lead.first_name} ${lead.last_name}`;
+  const subject = `Lead assigned to you: ${who}`;
+  const contact = [lead.email, lead.phone].filter(Boolean).join(', ');
+  const intro = by ? `${by} assigned a lead to you.` : 'A lead was assigned to you.';
+  return {
+    subject,
+    text: `Hello ${name},\n\n${intro}\n\n${who}${contact ? ` (${contact})` : ''}${lead.interest ? `\nInterested in: ${lead.interest}` : ''}\n\nOpen it in the console:\n${url}\n`,
+    html: layout(subject, `<p>Hello ${escapeHtml(name)},</p><p>${escapeHtml(intro)}</p><p><strong>${escapeHtml(who)}</strong>${contact ? ` (${escapeHtml(contact)})` : ''}` +
+      `${lead.interest ? `<br>Interested in: ${escapeHtml(lead.interest)}` : ''}</p><p><a href="${escapeHtml(url)}">Open it in the console</a></p>`),
+  };
+}

@@ -7,6 +7,7 @@ import { LEAD_SOURCES, LEAD_STATUSES, leads, users } from '../../db/schema/index
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { noticeAssignment } from './notices.js';
 import { requireUser, UserRef, userRefFields, withLowerEmail } from './shared.js';
 
 /** Leads: prospective buyers, their source, status and the staff member they are assigned to. */
@@ -81,6 +82,7 @@ export default async function leadRoutes(app: App) {
         await requireUser(db, body.assigned_to, 'assigned_to');
         return withLowerEmail(body);
       },
+      committed: (row, _body, { app, actor }) => noticeAssignment(app, row, row.assigned_to, actor.userId),
     },
     update: {
       validate: (body) => requireUser(db, body.assigned_to, 'assigned_to'),
@@ -88,6 +90,9 @@ export default async function leadRoutes(app: App) {
         const patch = withLowerEmail(body);
         assertContact({ email: 'email' in patch ? patch.email : current.email, phone: 'phone' in patch ? patch.phone : current.phone });
         return patch;
+      },
+      committed: (row, _body, { app, actor }, before) => {
+        if (row.assigned_to !== before.assigned_to) noticeAssignment(app, row, row.assigned_to, actor.userId);
       },
     },
   });

@@ -4,6 +4,7 @@ import { actorOf } from '../../http/actor.js';
 import { Created, Email, errorResponses, Message, Nullable, RequiredText, Strict } from '../../http/schemas.js';
 import { InquiryInput, receiveInquiry } from '../crm/inquiries.js';
 import { subscribe } from '../crm/newsletters.js';
+import { noticeInquiry } from '../crm/notices.js';
 
 /** What the website's visitors send: inquiries and newsletter subscriptions (no session; write limit per IP). */
 export default async function publicFormRoutes(app: App) {
@@ -16,6 +17,7 @@ export default async function publicFormRoutes(app: App) {
     },
   }, async (request, reply) => {
     const row = await receiveInquiry(app.database.db, await actorOf(app, request), request.body);
+    noticeInquiry(app, row);
     return reply.code(201).send({ id: row.id, message: 'Thank you, your inquiry has been received' });
   });
 

@@ -1,0 +1,48 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { App } from '../../app.js';
+import { moduleAccess, users } from '../../db/schema/index.js';
+import { inquiryNoticeMail, leadAssignedMail, type Rendered } from '../../mail/templates.js';
+
+/**
+ * Staff notices (issue 14 §6): mail to the people a change concerns, sent after the change committed and never
+ * failing it (the change stands whatever the mail server says), through the same mailer as every other message.
+ */
+function sendAll(app: App, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
+  for (const to of new Set(recipients)) {
+    app.mailer.send({ to, ...mail }).catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'));
+  }
+}
+
+/** Who hears of a new inquiry: configured addresses, or every live user who may answer it (crm write). */
+async function inquiryRecipients(app: App): Promise<string[]> {
+  const setting = app.config.inquiryNoticeTo;
+  if (setting === 'none') return [];
+  if (Array.isArray(setting)) return setting;
+  const rows = await app.database.db.select({ email: users.email }).from(users)
+    .innerJoin(moduleAccess, and(eq(moduleAccess.user_id, users.id), eq(moduleAccess.module, 'crm'), eq(moduleAccess.can_write, true)))
+    .where(isNull(users.deletedAt));
+  return rows.map((row) => row.email);
+}
+
+type Inquiry = { id: string; name: string; email: string; phone: string | null; subject: string; message: string };
+
+/** A visitor's inquiry arrived. */
+export function noticeInquiry(app: App, inquiry: Inquiry) {
+  inquiryRecipients(app)
+    .then((recipients) => sendAll(app, recipients, inquiryNoticeMail(inquiry, `${app.config.baseUrl}/inquiries/${inquiry.id}`), { inquiry: inquiry.id }))
+    .catch((err: unknown) => app.log.error({ err, inquiry: inquiry.id }, 'staff notice not sent'));
+}
+
+type Lead = { id: string; first_name: string; last_name: string; email: string | null; phone: string | null; interest: string | null };
+
+/** A lead now assigned to `assigneeId`: they hear of it, unless they assigned it themselves or notices are off. */
+export function noticeAssignment(app: App, lead: Lead, assigneeId: string | null | undefined, actorId: string | null) {
+  if (!app.config.assignmentNotices || !assigneeId || assigneeId === actorId) return;
+  (async () => {
+    const people = await app.database.db.select({ id: users.id, name: users.name, email: users.email }).from(users)
+      .where(and(isNull(users.deletedAt), eq(users.id, assigneeId)));
+    const by = actorId ? (await app.database.db.select({ name: users.name }).from(users).where(eq(users.id, actorId)))[0]?.name ?? null : null;
+    const [assignee] = people;
+    if (assignee) sendAll(app, [assignee.email], leadAssignedMail(assignee.name, lead, by, `${app.config.baseUrl}/leads/${lead.id}`), { lead: lead.id });
+  })().catch((err: unknown) => app.log.error({ err, lead: lead.id }, 'staff notice not sent'));
+}
