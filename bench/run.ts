@@ -13,6 +13,8 @@ const leads = Number(process.env.LEADS ?? 1_000_000);
 const duration = Number(process.env.DURATION ?? 10);
 const rounds = Number(process.env.ROUNDS ?? 3);
 
+/** ONLY=stats (a substring of scenario names, comma-separated): run just those scenarios, and no export. */
+const only = (process.env.ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const service = await seededService(leads);
 const auth = { authorization: `Bearer ${service.token}` };
 const onServer = Boolean(process.env.DATABASE_URL);
@@ -40,7 +42,9 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** Runs `scenario` `rounds` times (callers interleave them) and keeps every figure for medians. */
 const figures = new Map<string, Run[]>();
+const wanted = (name: string) => !only.length || only.some((part) => name.includes(part));
 async function measure(name: string, run: () => Promise<Run>) {
+  if (!wanted(name)) return;
   const result = await run();
   figures.set(name, [...(figures.get(name) ?? []), result]);
 }
@@ -78,9 +82,19 @@ for (let round = 1; round <= rounds; round++) {
     await measure('baseline: page 10,000 with total (10 conns)', () => load({ url: `${baseline.url}/leads?${DEEP}&total=1`, connections: 10 }));
   }
   await measure('service: page 3 with exact total', () => load({ url: `${service.url}/api/crm/leads?${PAGE3}`, headers: auth }));
+  if (baseline) await measure('baseline: lead stats, grouped counts', () => load({ url: `${baseline.url}/stats`, connections: 10 }));
+  await measure('service: GET /api/crm/stats (dashboard)', () => load({ url: `${service.url}/api/crm/stats`, headers: auth, connections: 10 }));
+  await measure('service: stats with 5 % writes mixed in', async () => {
+    const [reads] = await Promise.all([
+      load({ url: `${service.url}/api/crm/stats`, headers: auth, connections: 9 }),
+      load({ url: service.url, connections: 1, requests: writeRequests }),
+    ]);
+    return reads;
+  });
+  await measure('service: two statuses and a date range, page 3', () => load({ url: `${service.url}/api/crm/leads?status=new,contacted&created_from=2020-01-01&page=3&limit=10`, headers: auth }));
   await measure('service: GET /api/auth/session', () => load({ url: `${service.url}/api/auth/session`, headers: auth }));
   await measure('service: create lead (audited)', () => load({ url: `${service.url}/api/crm/leads`, method: 'POST', headers: json, body: leadBody }));
-  await (async () => {
+  if (wanted('service: reads with 5 % writes mixed in')) await (async () => {
     // 95 % reads, 5 % writes: 47 connections read while 3 write (create, then update).
     const [reads, writes] = await Promise.all([
       load({ url: `${service.url}/api/crm/leads?${PAGE3}`, headers: auth, connections: 47 }),
@@ -94,7 +108,7 @@ for (let round = 1; round <= rounds; round++) {
   })();
   await measure('service: page 10,000 with exact total', () => load({ url: `${service.url}/api/crm/leads?${DEEP}`, headers: auth }));
   await measure('service: q search with exact total', () => load({ url: `${service.url}/api/crm/leads?q=Last42&limit=10`, headers: auth }));
-  await (async () => {
+  if (wanted('service: reads during a login storm')) await (async () => {
     // Logins arriving faster than bcrypt (cost 12) can serve them, beside the read load.
     const [reads, logins] = await Promise.all([
       load({ url: `${service.url}/api/crm/leads?${PAGE3}`, headers: auth, connections: 47 }),
@@ -119,8 +133,8 @@ async function exportRun(query: string) {
   const seconds = (Date.now() - started) / 1000;
   return { rows: lines - 1, seconds, rowsPerSecond: (lines - 1) / seconds, growthMb: peak - idle };
 }
-const exportAll = await exportRun('');
-const exportNew = await exportRun('?status=new');
+const exportAll = only.length ? undefined : await exportRun('');
+const exportNew = only.length ? undefined : await exportRun('?status=new');
 
 await service.stop();
 await baseline?.stop();
@@ -149,7 +163,9 @@ for (const name of figures.keys()) {
   console.log(row(name, target));
 }
 console.log(`\nTotals after each mixed round: ${exactness.join('; ')}`);
-console.log(`\n| export | rows | seconds | rows/s | RSS growth MB |\n|---|---:|---:|---:|---:|`);
-console.log(`| all leads | ${exportAll.rows} | ${exportAll.seconds.toFixed(1)} | ${Math.round(exportAll.rowsPerSecond)} | ${exportAll.growthMb.toFixed(0)} |`);
-console.log(`| status=new | ${exportNew.rows} | ${exportNew.seconds.toFixed(1)} | ${Math.round(exportNew.rowsPerSecond)} | ${exportNew.growthMb.toFixed(0)} |`);
-console.log(`\nExport time ratio all/new: ${(exportAll.seconds / exportNew.seconds).toFixed(2)} for ${(exportAll.rows / exportNew.rows).toFixed(1)}× the rows (target ≤ 5.5 for 5×)`);
+if (exportAll && exportNew) {
+  console.log(`\n| export | rows | seconds | rows/s | RSS growth MB |\n|---|---:|---:|---:|---:|`);
+  console.log(`| all leads | ${exportAll.rows} | ${exportAll.seconds.toFixed(1)} | ${Math.round(exportAll.rowsPerSecond)} | ${exportAll.growthMb.toFixed(0)} |`);
+  console.log(`| status=new | ${exportNew.rows} | ${exportNew.seconds.toFixed(1)} | ${Math.round(exportNew.rowsPerSecond)} | ${exportNew.growthMb.toFixed(0)} |`);
+  console.log(`\nExport time ratio all/new: ${(exportAll.seconds / exportNew.seconds).toFixed(2)} for ${(exportAll.rows / exportNew.rows).toFixed(1)}× the rows (target ≤ 5.5 for 5×)`);
+}
