@@ -15,7 +15,14 @@ const CmsStats = Strict({
   projects: Strict({ ...Publishing, by_status: CountsOf(PROJECT_STATUSES) }),
   articles: Strict({ ...Publishing, by_type: CountsOf(ARTICLE_TYPES) }),
   careers: Strict(Publishing),
-}, { description: '`published` counts records marked published (a future publish date still hides them from the website); `draft` the rest' });
+}, {
+  description: '`published` counts records marked published (a future publish date still hides them from the website); `draft` the rest',
+  examples: [{
+    projects: { total: 8, published: 6, draft: 2, by_status: { active: 4, upcoming: 2, completed: 1, 'on-hold': 1 } },
+    articles: { total: 40, published: 35, draft: 5, by_type: { news: 20, announcement: 5, blog: 15 } },
+    careers: { total: 6, published: 4, draft: 2 },
+  }],
+});
 
 /** The cms dashboard in one request (issue 14 §4), guarded by cms read. */
 export default async function cmsStatsRoutes(app: App) {

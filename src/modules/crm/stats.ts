@@ -48,7 +48,26 @@ const CrmStats = Strict({
     id: Uuid(), name: Type.String(), status: Type.String(), scheduled_at: Type.Union([Timestamp(), Type.Null()]), sent_at: Type.Union([Timestamp(), Type.Null()]),
     deliveries: Deliveries,
   })),
-}, { description: 'Every figure is exact at the time of the request' });
+}, {
+  description: 'Every figure is exact at the time of the request',
+  examples: [{
+    range: { from: '2026-03-01', to: '2026-03-02' },
+    leads: {
+      total: 1200, new_in_range: 35,
+      by_status: { new: 400, contacted: 300, qualified: 200, converted: 150, lost: 150 },
+      by_source: { website: 700, referral: 250, event: 150, social: 100 },
+      new_per_day: [{ day: '2026-03-01', count: 20 }, { day: '2026-03-02', count: 15 }],
+    },
+    inventory: {
+      total: 120, by_status: { available: 80, reserved: 25, sold: 15 },
+      by_project: [{ project: { id: '019a0000-0000-7000-8000-000000000001', name: 'Alpha Homes' }, total: 120, by_status: { available: 80, reserved: 25, sold: 15 } }],
+    },
+    reservations: { by_status: { pending: 12, confirmed: 25, cancelled: 3 } },
+    inquiries: { open: 9, by_status: { unread: 6, read: 3, responded: 40, closed: 12 } },
+    newsletter: { by_status: { subscribed: 860, unsubscribed: 40 } },
+    recent_campaigns: [{ id: '019a0000-0000-7000-8000-000000000002', name: 'Spring launch', status: 'sent', scheduled_at: null, sent_at: '2026-03-01T09:00:00.000Z', deliveries: { total: 860, sent: 850, failed: 2, pending: 8 } }],
+  }],
+});
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 const today = () => clock.now().toISOString().slice(0, 10);
