@@ -1,10 +1,16 @@
 import type { ListRunner } from './list.js';
 import type { Resource } from './resource.js';
 
+/** Counts named by the values they were counted for, in order: `{new: 12, contacted: 3, …}`. */
+export const byValue = <V extends string>(values: readonly V[], counts: number[]) =>
+  Object.fromEntries(values.map((value, i) => [value, counts[i]])) as Record<V, number>;
+
+/** The list queries that count a resource's rows per value of one of its (multi-value) filters. */
+export const perValue = (filter: string, values: readonly string[], base: Record<string, unknown> = {}) => values.map((value) => ({ ...base, [filter]: [value] }));
+
 /** Exact counts of a resource's rows per value of one list filter (`status` → `{new: 12, …}`), all from one read of the change log. */
 export async function countsBy<V extends string>(lists: ListRunner, resource: Resource, filter: string, values: readonly V[], base: Record<string, unknown> = {}): Promise<Record<V, number>> {
-  const totals = await lists.totalsOf(resource, values.map((value) => ({ ...base, [filter]: [value] })));
-  return Object.fromEntries(values.map((value, i) => [value, totals[i]])) as Record<V, number>;
+  return byValue(values, await lists.totalsOf(resource, perValue(filter, values, base)));
 }
 
 const DAY_MS = 24 * 3600 * 1000;
