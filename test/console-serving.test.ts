@@ -52,6 +52,14 @@ describe('a built console', () => {
     }
   });
 
+  test('the page carries a content security policy: own scripts only, API on this origin, no framing', async () => {
+    const csp = String((await app.inject({ method: 'GET', url: '/leads' })).headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+  });
+
   test('hashed assets are immutable for a year; a missing one is a 404', async () => {
     const res = await app.inject({ method: 'GET', url: '/assets/index-abc123.js' });
     expect(res.statusCode).toBe(200);

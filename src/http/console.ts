@@ -10,6 +10,15 @@ export const CONSOLE_DIR = fileURLToPath(new URL('../../console/dist/', import.m
 
 /** Paths the console never answers: the API and uploaded files keep their own 404s. */
 const NOT_CONSOLE = /^\/(api|uploads)(\/|$)/;
+/**
+ * The console's page runs only its own scripts and talks only to this origin. Styles allow inline (the component
+ * library injects its styles at run time); images may come from elsewhere (uploads behind a CDN or object storage).
+ */
+export const CONSOLE_CSP = [
+  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob: https: http:",
+  "font-src 'self' data:", "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'",
+].join('; ');
+
 /** A missing file (an extension in the last segment) is a 404, not the console's page. */
 const FILE_LIKE = /\/[^/]*\.[A-Za-z0-9]+$/;
 
@@ -56,7 +65,7 @@ export async function registerConsole(app: FastifyInstance, dir: string = CONSOL
   const page = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0];
     if (NOT_CONSOLE.test(path) || FILE_LIKE.test(path)) return reply.callNotFound();
-    reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8');
+    reply.header('cache-control', 'no-cache').header('content-security-policy', CONSOLE_CSP).type('text/html; charset=utf-8');
     // Read on every request (it is small): a rebuilt console is served without a restart, a removed one is a 503.
     const html = await readFile(index).catch(() => undefined);
     return html ? reply.send(html) : reply.code(503).send(NOT_BUILT);
