@@ -1,11 +1,11 @@
 import { eq, getTableColumns, is, SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { activityLogOf } from '../audit/record.js';
+import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { activityLogs } from '../db/schema/index.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
-import { changeLogInsert } from './changes.js';
+import { type ChangeEntry, changeLogInsert } from './changes.js';
 import type { Resource, RowOf } from './resource.js';
 
 /** Values to insert or set on a resource's table. */
@@ -79,6 +79,40 @@ export class Work {
       { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
     ]).getSQL()}`);
     return true;
+  }
+
+  /**
+   * Records many changes at once (a batch of an import): every activity log, and their change-log entries, in one
+   * statement. Updates that changed nothing are left out, as `audit` does.
+   */
+  async auditMany(changes: Change[]): Promise<void> {
+    const logs: ActivityLog[] = [];
+    const entries: ChangeEntry[] = [];
+    for (const change of changes) {
+      const log = activityLogOf(this.actor, {
+        action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
+      });
+      if (!log) continue;
+      logs.push(log);
+      entries.push(
+        { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
+        { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
+      );
+    }
+    if (!logs.length) return;
+    await this.tx.execute(sql`with log as (${this.tx.insert(activityLogs).values(logs).getSQL()}) ${changeLogInsert(this.tx, entries).getSQL()}`);
+  }
+
+  /**
+   * Audited insert of many rows in one statement, then their logs in one more (`auditMany`). With `skipConflicts`, a
+   * row a unique index already holds is left out (`on conflict do nothing`): only the rows inserted are returned.
+   */
+  async createMany<T extends PgTable>(resource: Resource<T>, values: Patch<T>[], options: { skipConflicts?: boolean } = {}): Promise<RowOf<T>[]> {
+    if (!values.length) return [];
+    const insert = this.tx.insert(resource.table as PgTable).values(values as never);
+    const rows = (await (options.skipConflicts ? insert.onConflictDoNothing() : insert).returning()) as Row[];
+    await this.auditMany(rows.map((row) => ({ action: 'create', resource, id: String(row.id), after: row })));
+    return rows as RowOf<T>[];
   }
 
   /** Locks a row until the transaction ends and returns it, or 404. */
