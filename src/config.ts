@@ -32,6 +32,8 @@ export type Config = {
   activityLogRetentionDays: number;
   uploadDir: string;
   uploadMaxBytes: number;
+  /** Largest CSV file an import accepts. */
+  importMaxBytes: number;
   logLevel: string;
   /** Who hears of a new public inquiry: every user with crm write, nobody, or these addresses. */
   inquiryNoticeTo: 'crm-writers' | 'none' | string[];
@@ -177,6 +179,8 @@ export function loadConfig(env: Env = process.env): Config {
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
+    // A JavaScript string holds at most 2^29 characters: a file larger than half of that could not be read as text.
+    importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 50 * 1024 * 1024, 1, 256 * 1024 * 1024),
     logLevel,
     inquiryNoticeTo: inquiryNoticeTo(env),
     assignmentNotices: flag(env, 'ASSIGNMENT_NOTICES', true),

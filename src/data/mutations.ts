@@ -1,11 +1,12 @@
 import { eq, getTableColumns, is, SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { activityLogOf } from '../audit/record.js';
+import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
-import { activityLogs } from '../db/schema/index.js';
+import { activityLogs, changeLog } from '../db/schema/index.js';
+import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
-import { changeLogInsert } from './changes.js';
+import { type ChangeEntry, changeLogInsert } from './changes.js';
 import type { Resource, RowOf } from './resource.js';
 
 /** Values to insert or set on a resource's table. */
@@ -79,6 +80,59 @@ export class Work {
       { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
     ]).getSQL()}`);
     return true;
+  }
+
+  /**
+   * Records many changes at once (a batch of an import): every activity log, and their change-log entries, in one
+   * statement. Updates that changed nothing are left out, as `audit` does.
+   */
+  async auditMany(changes: Change[]): Promise<void> {
+    const logs: ActivityLog[] = [];
+    const entries: ChangeEntry[] = [];
+    for (const change of changes) {
+      const log = activityLogOf(this.actor, {
+        action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
+      });
+      if (!log) continue;
+      logs.push(log);
+      entries.push(
+        { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
+        { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
+      );
+    }
+    if (!logs.length) return;
+    // Two parameters however many rows: each set travels as one JSON array that PostgreSQL unpacks (building and
+    // parsing thousands of bound parameters was most of a large batch's cost).
+    const at = clock.now();
+    await this.tx.execute(sql`with log as (
+      insert into ${activityLogs} (id, user_id, action, module, resource, resource_id, changes, ip_address, user_agent, created_at)
+      select * from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as t(id uuid, user_id uuid, action text, module text, resource text,
+        resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz))
+    insert into ${changeLog} (resource, row_id, before, after, created_at)
+      select resource, row_id, before, after, ${at.toISOString()}::timestamptz from jsonb_to_recordset(${JSON.stringify(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })))}::jsonb)
+        as t(resource text, row_id uuid, before jsonb, after jsonb)`);
+  }
+
+  /**
+   * Audited insert of many rows in one statement, then their logs in one more (`auditMany`). With `skipConflicts`, a
+   * row a unique index already holds is left out (`on conflict do nothing`): only the rows inserted are returned.
+   */
+  async createMany<T extends PgTable>(resource: Resource<T>, values: Patch<T>[], options: { skipConflicts?: boolean } = {}): Promise<RowOf<T>[]> {
+    if (!values.length) return [];
+    const table = resource.table as PgTable;
+    const known = options.skipConflicts ? undefined : values.map((v) => rowOf(table, v as Row));
+    if (known?.every((row): row is Row => row !== undefined)) {
+      // Every row known beforehand: one JSON parameter PostgreSQL unpacks into the table's own row type.
+      const columns = Object.entries(getTableColumns(table));
+      const json = known.map((row) => Object.fromEntries(columns.map(([key, column]) => [column.name, row[key]])));
+      await this.tx.execute(sql`insert into ${table} select * from jsonb_populate_recordset(null::${table}, ${JSON.stringify(json)}::jsonb)`);
+      await this.auditMany(known.map((row) => ({ action: 'create', resource, id: String(row.id), after: row })));
+      return known as RowOf<T>[];
+    }
+    const insert = this.tx.insert(table).values(values as never);
+    const rows = (await (options.skipConflicts ? insert.onConflictDoNothing() : insert).returning()) as Row[];
+    await this.auditMany(rows.map((row) => ({ action: 'create', resource, id: String(row.id), after: row })));
+    return rows as RowOf<T>[];
   }
 
   /** Locks a row until the transaction ends and returns it, or 404. */

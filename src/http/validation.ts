@@ -54,6 +54,24 @@ function build(options: Options) {
   return ajv;
 }
 
+let bodies: Ajv.default | undefined;
+let texts: Ajv.default | undefined;
+
+/** A validator of a query string or path outside the app's own compiler (a multipart route validates its body itself). */
+export function compileQueryValidator(schema: object) {
+  texts ??= build({ ...base, coerceTypes: 'array' });
+  return texts.compile(schema);
+}
+
+/**
+ * A validator of request bodies outside a route (each row of a CSV import is a create body): the very settings and
+ * formats routes validate bodies with, so its errors, through `detailsFromAjv`, read as the API's `details`.
+ */
+export function compileBodyValidator(schema: object) {
+  bodies ??= build({ ...base, coerceTypes: false });
+  return bodies.compile(schema);
+}
+
 /**
  * Bodies are validated strictly (a string is never a number); query strings and path parameters arrive as
  * text, so there the validator coerces ("2" → 2, "true" → true).

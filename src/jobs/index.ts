@@ -1,6 +1,7 @@
 import { activityLogRetention } from '../audit/retention.js';
 import { changeLogPrune } from '../data/changes.js';
 import { campaignDelivery, campaignScheduled } from '../modules/crm/delivery.js';
+import { importJob } from '../modules/crm/import-engine.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob];

@@ -1,4 +1,5 @@
-import { type AnyPgColumn, type ExtraConfigColumn, index, numeric, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { type AnyPgColumn, boolean, type ExtraConfigColumn, index, integer, jsonb, numeric, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, id, ts, updatedAt } from './common.js';
 import { projects } from './cms.js';
 import { users } from './iam.js';
@@ -36,6 +37,9 @@ export const leads = pgTable('leads', {
   index('leads_source_idx').on(t.source, t.created_at, t.id),
   index('leads_assigned_idx').on(t.assigned_to, t.created_at, t.id),
   index('leads_last_name_idx').on(t.last_name, t.id),
+  // Natural keys of a CSV import (an e-mail, case-insensitively, or a phone already known): one index probe each.
+  index('leads_email_lower_idx').on(sql`lower(${t.email})`),
+  index('leads_phone_idx').on(t.phone),
 ]);
 
 export const inventoryUnits = pgTable('inventory_units', {
@@ -145,4 +149,45 @@ export const campaignDeliveries = pgTable('campaign_deliveries', {
 }, (t) => [
   uniqueIndex('campaign_deliveries_campaign_email_key').on(t.campaign_id, t.email),
   index('campaign_deliveries_pending_idx').on(t.campaign_id, t.status, t.id),
+]);
+
+export const IMPORT_RESOURCES = ['leads', 'inventory', 'newsletters'] as const;
+export const IMPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+
+/** One row of an import's result: the CSV line (header = 1), the column, and what is wrong. */
+export type ImportError = { line: number; field: string | null; message: string };
+
+/**
+ * CSV imports (leads, inventory units, newsletter subscribers): the uploaded file itself (so the job can run on any
+ * instance), who imported it from where (the actor of every created record), and the progress the job commits with
+ * each batch: `resume_offset`/`resume_line` say where in the text the next batch starts, so a crash resumes there.
+ */
+export const imports = pgTable('imports', {
+  id: id(),
+  resource: text('resource', { enum: IMPORT_RESOURCES }).notNull(),
+  filename: text('filename').notNull(),
+  status: text('status', { enum: IMPORT_STATUSES }).notNull().default('queued'),
+  /** The CSV text; cleared once the import has finished. */
+  content: text('content'),
+  total_rows: integer('total_rows').notNull().default(0),
+  processed_rows: integer('processed_rows').notNull().default(0),
+  created: integer('created').notNull().default(0),
+  skipped: integer('skipped').notNull().default(0),
+  failed: integer('failed').notNull().default(0),
+  errors: jsonb('errors').$type<ImportError[]>().notNull().default([]),
+  errors_truncated: boolean('errors_truncated').notNull().default(false),
+  failure_reason: text('failure_reason'),
+  resume_offset: integer('resume_offset').notNull().default(0),
+  resume_line: integer('resume_line').notNull().default(0),
+  created_by: uuid('created_by').references(() => users.id),
+  ip_address: text('ip_address'),
+  user_agent: text('user_agent'),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+  started_at: ts('started_at'),
+  finished_at: ts('finished_at'),
+}, (t) => [
+  newestFirst('imports', t),
+  index('imports_resource_idx').on(t.resource, t.created_at, t.id),
+  index('imports_status_idx').on(t.status, t.created_at, t.id),
 ]);

@@ -29,7 +29,7 @@ const SNIFF_BYTES = 4100;
 
 export const UploadResult = Strict({ path: Type.String(), url: Type.String() });
 
-class TooLarge extends Error {}
+export class TooLarge extends Error {}
 
 /**
  * Holds back the first bytes until the type is known: refuses anything that is not an accepted image before a
@@ -160,7 +160,7 @@ export default async function uploadRoutes(app: App) {
   });
 }
 
-function translate(err: unknown, maxBytes: number): unknown {
+export function translate(err: unknown, maxBytes: number): unknown {
   if (err instanceof ApiError) return err;
   const code = (err as { code?: string } | null)?.code;
   if (err instanceof TooLarge || code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {

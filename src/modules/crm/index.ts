@@ -1,6 +1,7 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import campaignRoutes from './campaigns.js';
+import importRoutes from './imports.js';
 import inquiryRoutes from './inquiries.js';
 import inventoryRoutes from './inventory.js';
 import leadRoutes from './leads.js';
@@ -17,4 +18,5 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(newsletterRoutes);
   await app.register(campaignRoutes);
   await app.register(crmStatsRoutes);
+  await app.register(importRoutes);
 });

@@ -63,7 +63,7 @@ export function inventoryCode(projectName: string, block: string, lot: string): 
  * derive the same). Same-code creators queue on an advisory lock for the rest of their transaction, so two of
  * them never pick the same suffix; each probe is one indexed look-up of a run of candidates.
  */
-async function freeInventoryCode(work: Work, derived: string, exceptId?: string): Promise<string> {
+export async function freeInventoryCode(work: Work, derived: string, exceptId?: string): Promise<string> {
   await work.tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`inventory_code:${derived}`}))`);
   for (let first = 1; ; first += 50) {
     const candidates = Array.from({ length: 50 }, (_, i) => (first + i === 1 ? derived : `${derived}-${first + i}`));
@@ -123,7 +123,7 @@ export const InventoryUnit = Strict({
 });
 
 const Area = () => Type.Optional(Nullable(Measure()));
-const UnitInput = Strict({
+export const UnitInput = Strict({
   project_id: Uuid(),
   block: RequiredText({ maxLength: 50 }),
   lot: RequiredText({ maxLength: 50 }),

@@ -53,7 +53,7 @@ export const Lead = Strict({
   updated_at: Timestamp(),
 });
 
-const LeadInput = Strict({
+export const LeadInput = Strict({
   first_name: RequiredText(),
   last_name: RequiredText(),
   email: Type.Optional(Nullable(Email())),
@@ -66,7 +66,7 @@ const LeadInput = Strict({
 });
 
 /** A lead is reachable: at least one of e-mail and phone (CONTRACT §8). */
-function assertContact(lead: { email?: string | null; phone?: string | null }) {
+export function assertContact(lead: { email?: string | null; phone?: string | null }) {
   if (!lead.email && !lead.phone) throw validationError({ email: 'email or phone is required', phone: 'email or phone is required' });
 }
 
