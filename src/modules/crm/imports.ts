@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
-import { equals } from '../../data/filters.js';
+import { anyOf } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import { IMPORT_RESOURCES, IMPORT_STATUSES, imports, users } from '../../db/schema/index.js';
@@ -40,8 +40,8 @@ export const importResource = defineResource({
     sortable: { created_at: imports.created_at },
     defaultSort: 'created_at',
     filters: {
-      resource: equals(imports.resource, StringEnum(IMPORT_RESOURCES, { description: 'What was imported' })),
-      status: equals(imports.status, StringEnum(IMPORT_STATUSES)),
+      resource: anyOf(imports.resource, StringEnum(IMPORT_RESOURCES, { description: 'What was imported' })),
+      status: anyOf(imports.status, StringEnum(IMPORT_STATUSES)),
     },
   },
 });
