@@ -123,7 +123,7 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
       const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
       return result.violations
         .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
+        .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => `${n.target.join(' ')} [${n.failureSummary?.split('\n').slice(1, 2).join('').trim()}]`).join(' | ')}`);
     });
     expect(violations, `axe on ${name}`).toEqual([]);
   }
@@ -520,6 +520,8 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
 
     // pending → confirmed | cancelled; confirmed → cancelled; cancelled is final (CONTRACT §12).
     await holder.click();
+    await page.waitForURL(/\/reservations\/[^/]+\/show$/);
+    await page.getByText('Reservation: Rosa Reyes — BH-4-7').first().waitFor();
     for (const [offered, next] of [[['pending', 'confirmed', 'cancelled'], 'confirmed'], [['confirmed', 'cancelled'], 'cancelled']] as const) {
       await page.getByRole('link', { name: 'Edit' }).click();
       expect(await optionsOf('Status'), `moves from ${offered[0]}`).toEqual(offered);

@@ -137,7 +137,13 @@ async function wholeList(spec: ResourceSpec, params: { pagination?: { page: numb
  */
 const DEPENDENTS: Record<string, readonly string[]> = { reservations: ['inventory'], inventory: ['reservations'] };
 const wrote = (resource: string) => {
-  for (const other of DEPENDENTS[resource] ?? []) void queryClient.invalidateQueries({ queryKey: [other] });
+  for (const other of DEPENDENTS[resource] ?? []) {
+    // Dropped rather than marked stale when no screen shows them: react-admin's reference inputs put records they
+    // read back into the getOne cache only where it is empty ("oldRecord ?? record"), which would make the old copy
+    // of a unit fresh again.
+    queryClient.removeQueries({ queryKey: [other], type: 'inactive' });
+    void queryClient.invalidateQueries({ queryKey: [other] });
+  }
 };
 
 const itemPath = (spec: ResourceSpec, id: unknown) => `${spec.path}/${encodeURIComponent(String(id))}`;
