@@ -1,9 +1,9 @@
-import { QueryClient } from '@tanstack/react-query';
 import { lazy } from 'react';
 import { Admin, CustomRoutes, Resource } from 'react-admin';
 import { BrowserRouter, Route } from 'react-router-dom';
 import { authProvider } from './api/authProvider';
 import { dataProvider } from './api/dataProvider';
+import { queryClient } from './api/queryClient';
 import { LoginPage } from './auth/LoginPage';
 import { GenericCreate, GenericEdit, GenericList, GenericShow, screen } from './lazy';
 import { Layout } from './layout/Layout';
@@ -14,19 +14,6 @@ const Dashboard = screen(lazy(() => import('./dashboard/Dashboard')));
 const Account = screen(lazy(() => import('./account/AccountPage')));
 const ForgotPassword = screen(lazy(() => import('./auth/ForgotPasswordPage')));
 const ResetPassword = screen(lazy(() => import('./auth/ResetPasswordPage')));
-
-/**
- * A refused request is not tried again: a 4xx will be refused again, and repeating a 429 only spends more of the
- * allowance (its notification says when to retry). Network failures and 5xx get one more try.
- */
-const queryClient = new QueryClient({
-  defaultOptions: {
-    queries: {
-      retry: (failures, error) => failures < 1 && !((error as { status?: number }).status! >= 400 && (error as { status?: number }).status! < 500),
-      staleTime: 10_000,
-    },
-  },
-});
 
 // One <Resource> per declaration; a screen of its own replaces the generic one where the product differs.
 const resources = RESOURCES.map((spec) => {

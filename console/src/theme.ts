@@ -7,6 +7,8 @@ export const theme: RaThemeOptions = {
     ...defaultTheme.palette,
     primary: { main: '#1565c0' },
     secondary: { main: '#37474f' },
+    // MUI's #d32f2f falls under 4.5:1 on the grey of a form's toolbar (its Delete button).
+    error: { main: '#b71c1c' },
     text: { primary: 'rgba(0, 0, 0, 0.87)', secondary: 'rgba(0, 0, 0, 0.68)' },
   },
   components: {
@@ -16,6 +18,8 @@ export const theme: RaThemeOptions = {
     MuiLinearProgress: { defaultProps: { 'aria-label': 'Progress' } },
     // react-admin greys its "No … yet" page with the disabled text colour (2.7:1); readable text needs 4.5:1.
     RaEmpty: { styleOverrides: { root: { '& .RaEmpty-message': { color: 'rgba(0, 0, 0, 0.68)' } } } },
+    // A read-only field's explanation ("cancelled is final") is text to read, not a disabled control.
+    MuiFormHelperText: { styleOverrides: { root: { '&.Mui-disabled': { color: 'rgba(0, 0, 0, 0.68)' } } } },
     RaLoading: { styleOverrides: { root: { '& .RaLoading-message': { color: 'rgba(0, 0, 0, 0.68)' } } } },
   },
 };

@@ -8,6 +8,7 @@ import { TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
+import { type Mail, parseMail } from '../mail.js';
 
 // The staff console in a real browser (Debian's Chromium driven by playwright-core) against the real service, started
 // here as a child process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), with
@@ -123,7 +124,7 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
       const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
       return result.violations
         .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
+        .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => `${n.target.join(' ')} [${n.failureSummary?.split('\n').slice(1, 2).join('').trim()}]`).join(' | ')}`);
     });
     expect(violations, `axe on ${name}`).toEqual([]);
   }
@@ -137,6 +138,28 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
   const menuItem = (name: string) => page.getByRole('menuitem', { name, exact: true });
 
   const heading = (name: string | RegExp) => page.getByRole('heading', { name }).first();
+
+  /** A call of the API with the browser's session cookie (the console's user's), for set-up and for checking. */
+  async function apiCall(method: 'GET' | 'POST', path: string, data?: object): Promise<any> {
+    const response = await page.request.fetch(`${base}${path}`, { method, data });
+    expect(response.ok(), `${method} ${path}: ${response.status()} ${await response.text()}`).toBe(true);
+    return response.json();
+  }
+  const apiGet = (path: string) => apiCall('GET', path);
+
+  /** The options a MUI select offers (its empty "—" left out), read with its menu open, then closed again. */
+  async function optionsOf(label: string): Promise<string[]> {
+    let names: string[] = [];
+    await vi.waitFor(async () => {
+      if (await page.getByRole('listbox').count()) await page.keyboard.press('Escape');
+      await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
+      await page.getByRole('listbox').waitFor({ timeout: 5_000 });
+      names = (await page.getByRole('listbox').getByRole('option').allTextContents()).map((text) => text.trim()).filter((text) => text && text !== '—');
+    }, { timeout: 45_000, interval: 250 });
+    await page.keyboard.press('Escape');
+    await page.getByRole('listbox').waitFor({ state: 'detached' });
+    return names;
+  }
 
   /** A MUI select: open it by its label, pick the option. */
   async function choose(label: string, option: string) {
@@ -163,6 +186,21 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
 
   /** The authenticator's code, `steps` 30-second steps from now (the service accepts the previous and the next). */
   const currentCode = (steps = 0) => new TOTP({ secret: totpSecret, digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: Date.now() + steps * 30_000 });
+
+  /** Every message in the outbox addressed to `to`. */
+  function mailsTo(to: string): Mail[] {
+    const dir = join(dataDir, 'outbox');
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir).filter((name) => name.endsWith('.eml')).map((name) => parseMail(readFileSync(join(dir, name), 'utf8')))
+      .filter((mail) => mail.to.toLowerCase().includes(to.toLowerCase()));
+  }
+
+  /** The message to `to` with this subject, once it is in the outbox. */
+  async function mailed(to: string, subject: string): Promise<Mail> {
+    let found: Mail | undefined;
+    await waitFor(() => (found = mailsTo(to).find((mail) => mail.subject === subject)) !== undefined, 30_000, `"${subject}" to ${to} in the outbox`);
+    return found!;
+  }
 
   /** The newest reset link in the outbox for an address. */
   function resetLink(to: string): string | undefined {
@@ -364,17 +402,29 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
     }
     await expectAccessible('user with module access');
     await shot('user-access');
+    // What the boxes saved, as the API holds it: crm read and write, nothing else.
+    const samId = /\/users\/([^/]+)\/show/.exec(page.url())![1];
+    expect((await apiGet(`/api/iam/module-access/${samId}`)).data.map(({ id: _, ...flags }: { id: string }) => flags))
+      .toEqual([{ module: 'crm', can_read: true, can_write: true, can_delete: false }]);
 
     await signOut();
     await signIn('sam@example.com', 'Agent-Pass-3#');
     await heading('Dashboard').waitFor();
+    // The session the console reads is sam's, with sam's permissions, before anything on screen is judged by them.
+    const me = await apiGet('/api/auth/session');
+    expect(me.user.email).toBe('sam@example.com');
+    expect(me.permissions).toEqual([{ module: 'crm', can_read: true, can_write: true, can_delete: false }]);
     await menuItem('Leads').waitFor();
     await menuItem('Reservations').waitFor();
+    // The module groups follow the permissions as soon as they are read (an item alone may still await its canAccess).
+    await page.getByRole('group', { name: 'Customers' }).waitFor();
+    for (const group of ['Content', 'Access']) expect(await page.getByRole('group', { name: group }).count(), group).toBe(0);
     for (const hidden of ['Projects', 'Articles', 'Users', 'Departments', 'Activity log']) expect(await menuItem(hidden).count(), hidden).toBe(0);
-    expect(await page.getByRole('group', { name: 'Content' }).count()).toBe(0);
     // A list without the delete flag offers no Delete; the API would refuse it anyway.
     await page.goto(`${base}/leads`);
     await page.getByRole('combobox', { name: 'Status' }).waitFor();
+    // Once every answer is in (canAccess included): a picker still waiting for one would be hidden either way.
+    await page.waitForLoadState('networkidle');
     expect(await page.getByRole('combobox', { name: 'Assigned to' }).count(), 'no user picker without iam read').toBe(0);
     await expectAccessible('leads list of a crm-only user');
     await page.goto(`${base}/leads/create`);
@@ -413,8 +463,111 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
     await page.getByRole('button', { name: 'Send now' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Send now' }).click();
     await page.getByText('1 sent, 0 failed, 0 pending of 1 recipients').waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByRole('progressbar', { name: 'Delivery progress' }).getAttribute('aria-valuenow')).toBe('100');
+    const mail = await mailed('reader@example.com', 'New homes this spring');
+    expect(mail.html).toContain('<strong>neighbours</strong>');
     await expectAccessible('sent campaign');
     await shot('campaign');
+  });
+
+  test('crm: a campaign scheduled for later shows as scheduled and is not sent yet', async () => {
+    await page.goto(`${base}/campaigns/create`);
+    await field('Name').fill('Open house');
+    await field('Subject').fill('Visit our model homes');
+    await field('Content (Markdown)').fill('Come **this Saturday**.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Campaign: Open house').first().waitFor();
+    await page.getByText('Not sent yet.').waitFor();
+    const id = /\/campaigns\/([^/]+)\/show/.exec(page.url())![1];
+    // Two days ahead, as the datetime-local box takes it (the browser's zone is UTC).
+    const at = new Date(Date.now() + 2 * 86_400_000);
+    await field('Send at').fill(at.toISOString().slice(0, 16));
+    await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+    await page.getByText(/^Scheduled for .+\.$/).waitFor();
+    await page.getByText('scheduled', { exact: true }).first().waitFor();
+    await page.getByRole('button', { name: 'Reschedule' }).waitFor();
+    const campaign = await apiGet(`/api/crm/campaigns/${id}`);
+    expect(campaign.status).toBe('scheduled');
+    expect(campaign.scheduled_at.slice(0, 16)).toBe(at.toISOString().slice(0, 16));
+    expect(mailsTo('reader@example.com').filter((mail) => mail.subject === 'Visit our model homes')).toEqual([]);
+    await expectAccessible('scheduled campaign');
+    await page.goto(`${base}/campaigns`);
+    await page.getByRole('row', { name: /Open house/ }).getByText('scheduled', { exact: true }).waitFor();
+  });
+
+  test('crm: a unit shows its code and is reserved from its page; a reservation offers only the status moves the contract allows', async () => {
+    const project = await apiCall('POST', '/api/cms/projects', { name: 'Bayview Homes', status: 'active', type: 'residential' });
+    const unit = await apiCall('POST', '/api/crm/inventory', { project_id: project.id, block: '4', lot: '7', price: 3_500_000 });
+    await page.goto(`${base}/inventory/${unit.id}/show`);
+    await page.getByText('Inventory unit: BH-4-7').first().waitFor();
+    await page.getByText('Nobody holds this unit.').waitFor();
+    await page.getByRole('button', { name: 'Reserve this unit' }).click();
+    await page.waitForURL(/\/reservations\/create$/);
+    // The unit is chosen already.
+    await expect.poll(() => page.getByRole('combobox', { name: 'Unit' }).textContent(), { timeout: 30_000 }).toContain('BH-4-7');
+    await field('Client name').fill('Rosa Reyes');
+    await field('Email').fill('rosa@example.com');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Reservation: Rosa Reyes — BH-4-7').first().waitFor();
+
+    // The unit now shows who holds it, and is no longer offered for reserving.
+    await page.getByRole('link', { name: 'BH-4-7', exact: true }).click();
+    const holder = page.getByRole('link', { name: 'Rosa Reyes (pending)' });
+    await holder.waitFor();
+    await page.getByText('reserved', { exact: true }).first().waitFor();
+    expect(await page.getByRole('button', { name: 'Reserve this unit' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Mark as sold' }).waitFor();
+    await expectAccessible('reserved unit');
+
+    // pending → confirmed | cancelled; confirmed → cancelled; cancelled is final (CONTRACT §12).
+    await holder.click();
+    await page.waitForURL(/\/reservations\/[^/]+\/show$/);
+    await page.getByText('Reservation: Rosa Reyes — BH-4-7').first().waitFor();
+    for (const [offered, next] of [[['pending', 'confirmed', 'cancelled'], 'confirmed'], [['confirmed', 'cancelled'], 'cancelled']] as const) {
+      await page.getByRole('link', { name: 'Edit' }).click();
+      expect(await optionsOf('Status'), `moves from ${offered[0]}`).toEqual(offered);
+      await choose('Status', next);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.waitForURL(/\/show$/);
+      await page.getByText(next, { exact: true }).first().waitFor();
+    }
+    await page.getByRole('link', { name: 'Edit' }).click();
+    const status = page.getByRole('combobox', { name: 'Status' });
+    await expect.poll(() => status.getAttribute('aria-readonly')).toBe('true');
+    await page.getByText('cancelled is final').waitFor();
+    await expectAccessible('cancelled reservation');
+
+    // Cancelling freed the unit.
+    await page.goto(`${base}/inventory/${unit.id}/show`);
+    await page.getByText('Nobody holds this unit.').waitFor();
+    await page.getByRole('button', { name: 'Reserve this unit' }).waitFor();
+    expect((await apiGet(`/api/crm/inventory/${unit.id}`)).status).toBe('available');
+  });
+
+  test('crm: an inquiry answered from its screen is mailed to the inquirer and marked responded', async () => {
+    await page.goto(`${base}/inquiries/create`);
+    await field('Subject').fill('Viewing on Saturday');
+    await field('Name').fill('Lito Cruz');
+    await field('Email').fill('lito@example.com');
+    await field('Message').fill('Can I see the model house on Saturday?');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Inquiry: Viewing on Saturday').first().waitFor();
+    await page.getByText('unread', { exact: true }).first().waitFor();
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    // The inquiry is shown above the answer.
+    await page.getByText('Can I see the model house on Saturday?').waitFor();
+    await field('Response').fill('Yes: 10 am at the site office.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(/\/show$/);
+    await page.getByText('responded', { exact: true }).first().waitFor();
+    const id = /\/inquiries\/([^/]+)\/show/.exec(page.url())![1];
+    const inquiry = await apiGet(`/api/crm/inquiries/${id}`);
+    expect([inquiry.status, inquiry.responded_by?.name]).toEqual(['responded', 'Administrator']);
+    await page.getByRole('link', { name: 'Administrator', exact: true }).or(page.getByText('Administrator', { exact: true })).first().waitFor();
+    const mail = await mailed('lito@example.com', 'Re: Viewing on Saturday');
+    expect(mail.text).toContain('Yes: 10 am at the site office.');
+    await expectAccessible('answered inquiry');
   });
 
   test('the activity log lists the changes, filtered, with a before/after view', async () => {
@@ -456,6 +609,25 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
     await page.getByRole('button', { name: 'Verify' }).click();
     // Back where the session ended.
     await page.waitForURL(/\/reservations$/);
+  });
+
+  test('my account: two-factor off (a wrong password shown on its field), then sign-in asks for no code', async () => {
+    await page.goto(`${base}/account`);
+    await heading(/Two-factor authentication/).waitFor();
+    const password = field('Password');
+    await password.fill('Not-The-Password-9!');
+    await page.getByRole('button', { name: 'Turn off two-factor' }).click();
+    await expect.poll(() => password.getAttribute('aria-invalid')).toBe('true');
+    await page.getByText('is not the current password').waitFor();
+    await password.fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Turn off two-factor' }).click();
+    await page.getByRole('button', { name: 'Turn on two-factor' }).waitFor();
+    expect((await apiGet('/api/auth/session')).user.twoFactorEnabled).toBe(false);
+
+    await signOut();
+    await signIn(ADMIN.email, NEW_PASSWORD);
+    await heading('Dashboard').waitFor();
+    expect(await field('Verification code').count()).toBe(0);
   });
 
   test('the main screens pass axe and work 375 px wide', async () => {

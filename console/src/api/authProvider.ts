@@ -2,6 +2,7 @@ import { type AuthProvider, HttpError } from 'react-admin';
 import { RESOURCES } from '../resources/declarations';
 import type { Module } from '../resources/types';
 import { api } from './http';
+import { queryClient } from './queryClient';
 
 export type Permission = { module: string; can_read: boolean; can_write: boolean; can_delete: boolean };
 export type SessionInfo = {
@@ -33,7 +34,12 @@ let last: SessionInfo | null = null;
 export function currentSession(force = false): Promise<SessionInfo | null> {
   if (!cached || force || Date.now() - cached.at > FRESH_MS) {
     const value = api<SessionInfo>('/api/auth/session').then(
-      (info) => (last = info),
+      (info) => {
+        // Someone else signed in on this browser (another tab): nothing cached for the previous user may decide
+        // what this one sees (react-admin keeps canAccess answers per resource and action, not per user).
+        if (last && last.user.id !== info.user.id) void queryClient.invalidateQueries();
+        return (last = info);
+      },
       (error) => {
         if (error instanceof HttpError && error.status === 401) return (last = null);
         cached = undefined;
@@ -71,6 +77,9 @@ export const authProvider: AuthProvider = {
       const answer = await api<{ twoFactorRequired?: boolean }>('/api/auth/login', { method: 'POST', body: { email: params.email, password: params.password } });
       if (answer.twoFactorRequired) throw new TwoFactorRequired();
     }
+    // Answers cached for whoever used this page before (permissions, canAccess, lists) go with them: react-admin's
+    // useLogin only invalidates getPermissions, and its canAccess answers are keyed by resource and action alone.
+    queryClient.clear();
     await currentSession(true);
     signOutReason = undefined;
   },

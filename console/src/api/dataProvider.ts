@@ -2,6 +2,7 @@ import { type DataProvider, HttpError } from 'react-admin';
 import { specOf } from '../resources/declarations';
 import type { FieldSpec, ResourceSpec } from '../resources/types';
 import { api, type Query } from './http';
+import { queryClient } from './queryClient';
 
 type Paginated = { data: any[]; pagination: { page: number; limit: number; total: number; totalPages: number } };
 type AnyRecord = Record<string, any>;
@@ -129,6 +130,22 @@ async function wholeList(spec: ResourceSpec, params: { pagination?: { page: numb
   return { data: rows.slice((page - 1) * perPage, page * perPage), total: rows.length };
 }
 
+/**
+ * Writes that change records of another resource on the server: a reservation holds or frees its unit (CONTRACT §8),
+ * deleting a unit clears its reservations' unit. react-admin refreshes only the resource it wrote; these are asked
+ * again too, or a unit's page would show it free for as long as its cached copy is fresh.
+ */
+const DEPENDENTS: Record<string, readonly string[]> = { reservations: ['inventory'], inventory: ['reservations'] };
+const wrote = (resource: string) => {
+  for (const other of DEPENDENTS[resource] ?? []) {
+    // Dropped rather than marked stale when no screen shows them: react-admin's reference inputs put records they
+    // read back into the getOne cache only where it is empty ("oldRecord ?? record"), which would make the old copy
+    // of a unit fresh again.
+    queryClient.removeQueries({ queryKey: [other], type: 'inactive' });
+    void queryClient.invalidateQueries({ queryKey: [other] });
+  }
+};
+
 const itemPath = (spec: ResourceSpec, id: unknown) => `${spec.path}/${encodeURIComponent(String(id))}`;
 
 /** react-admin's data provider over the service's API (CONTRACT §2, §3). */
@@ -168,6 +185,7 @@ export const dataProvider: DataProvider = {
       const answer = await api<AnyRecord>(spec.path, { method: 'POST', body: toRequest(spec, params.data, 'create') });
       // The answer is only `{id, message}`: the record as the API now holds it (defaults, derived fields) is read back.
       const record = spec.whole ? undefined : await api<any>(itemPath(spec, answer.id)).catch(() => undefined);
+      wrote(resource);
       return { data: record ?? ({ ...params.data, ...answer, id: answer.id } as any) };
     } catch (error) {
       throw formErrors(spec, error);
@@ -182,6 +200,7 @@ export const dataProvider: DataProvider = {
     } catch (error) {
       throw formErrors(spec, error);
     }
+    wrote(resource);
     return { data: await api<any>(itemPath(spec, params.id)) };
   },
 
@@ -192,12 +211,14 @@ export const dataProvider: DataProvider = {
   async delete(resource, params) {
     const spec = specOf(resource);
     await api(itemPath(spec, params.id), { method: 'DELETE' });
+    wrote(resource);
     return { data: params.previousData as any };
   },
 
   async deleteMany(resource, params) {
     const spec = specOf(resource);
     for (const id of params.ids) await api(itemPath(spec, id), { method: 'DELETE' });
+    wrote(resource);
     return { data: params.ids };
   },
 };

@@ -1,5 +1,6 @@
 import { Box, Checkbox, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useRef, useState } from 'react';
 import { usePermissions, useRecordContext } from 'react-admin';
 import { can, forgetSession, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
@@ -12,13 +13,19 @@ const FLAGS = [['can_read', 'Read'], ['can_write', 'Write'], ['can_delete', 'Del
 
 /**
  * A user's module access as a matrix of checkboxes (read / write / delete per module). Each change is saved at once:
- * a new row for a module without one, a PATCH of its flags, or its removal once no flag is left.
+ * a new row for a module without one, a PATCH of its flags, or its removal once no flag is left. Changes go one at a
+ * time, each decided on the rows as the API answered after the one before: the boxes stay disabled until that answer
+ * is back (a click meanwhile would act on rows the screen no longer shows: a second POST, or a removal judged on
+ * flags just changed).
  */
 export default function ModuleAccessMatrix() {
   const user = useRecordContext<{ id: string; name: string }>();
   const { permissions } = usePermissions<Permission[]>();
   const queryClient = useQueryClient();
-  const { run, busy } = useApiAction();
+  const { run } = useApiAction();
+  // A ref as well as state: two clicks before React re-renders the disabled boxes must still not both go out.
+  const saving = useRef(false);
+  const [busy, setBusy] = useState(false);
   const key = ['module-access', user?.id];
   const rows = useQuery({
     queryKey: key,
@@ -29,16 +36,27 @@ export default function ModuleAccessMatrix() {
   const editable = can(permissions, 'iam', 'write');
 
   const toggle = async (module: Module, flag: (typeof FLAGS)[number][0], value: boolean) => {
-    const row = rows.data?.find((r) => r.module === module);
-    const flags = { can_read: row?.can_read ?? false, can_write: row?.can_write ?? false, can_delete: row?.can_delete ?? false, [flag]: value };
-    const none = !flags.can_read && !flags.can_write && !flags.can_delete;
-    await run(async () => {
-      if (!row) await api('/api/iam/module-access', { method: 'POST', body: { user_id: user.id, module, ...flags } });
-      else if (none && can(permissions, 'iam', 'delete')) await api(`/api/iam/module-access/${row.id}`, { method: 'DELETE' });
-      else await api(`/api/iam/module-access/${row.id}`, { method: 'PATCH', body: { [flag]: value } });
-    }, `${user.name}: ${module} ${flag.replace('can_', '')} ${value ? 'granted' : 'removed'}`);
-    forgetSession(); // their own access may have changed
-    await queryClient.invalidateQueries({ queryKey: key });
+    if (saving.current) return;
+    saving.current = true;
+    setBusy(true);
+    try {
+      const row = queryClient.getQueryData<Access[]>(key)?.find((r) => r.module === module);
+      const flags = { can_read: row?.can_read ?? false, can_write: row?.can_write ?? false, can_delete: row?.can_delete ?? false, [flag]: value };
+      const none = !flags.can_read && !flags.can_write && !flags.can_delete;
+      await run(async () => {
+        if (!row) await api('/api/iam/module-access', { method: 'POST', body: { user_id: user.id, module, ...flags } });
+        else if (none && can(permissions, 'iam', 'delete')) await api(`/api/iam/module-access/${row.id}`, { method: 'DELETE' });
+        else await api(`/api/iam/module-access/${row.id}`, { method: 'PATCH', body: { [flag]: value } });
+      }, `${user.name}: ${module} ${flag.replace('can_', '')} ${value ? 'granted' : 'removed'}`);
+      // Their own access may have changed: the menu and the controls ask again.
+      forgetSession();
+      void queryClient.invalidateQueries({ queryKey: ['auth'] });
+      // Refused or not, the boxes show what the API holds before the next change.
+      await queryClient.refetchQueries({ queryKey: key, exact: true });
+    } finally {
+      saving.current = false;
+      setBusy(false);
+    }
   };
 
   return (
@@ -62,7 +80,7 @@ export default function ModuleAccessMatrix() {
                     <TableCell key={flag} align="center" padding="checkbox">
                       <Checkbox
                         checked={!!row?.[flag]}
-                        disabled={!editable || busy || rows.isPending}
+                        disabled={!editable || busy || rows.isPending || rows.isFetching}
                         onChange={(event) => toggle(module, flag, event.target.checked)}
                         slotProps={{ input: { 'aria-label': `${label} ${module}` } }}
                       />

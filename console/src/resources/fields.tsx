@@ -85,7 +85,7 @@ function ReferencePicker({ source, label, resource, text, validate, filter, help
 }
 
 /** The input of a field in a create or edit form. */
-export function FieldInput({ field, choices }: { field: FieldSpec; choices?: readonly string[] }) {
+export function FieldInput({ field, choices, readOnly }: { field: FieldSpec; choices?: readonly string[]; readOnly?: boolean }) {
   const validate = field.required ? required() : undefined;
   const common = { source: field.source, label: field.label, helperText: field.helper ?? false, validate, fullWidth: true } as const;
   switch (field.type) {
@@ -103,7 +103,7 @@ export function FieldInput({ field, choices }: { field: FieldSpec; choices?: rea
     case 'datetime':
       return <DateTimeInput {...common} />;
     case 'select':
-      return <SelectInput {...common} choices={choicesOf(choices ?? field.choices ?? [])} emptyText="—" />;
+      return <SelectInput {...common} choices={choicesOf(choices ?? field.choices ?? [])} emptyText="—" readOnly={readOnly} />;
     case 'ref': {
       // Reserving offers the units that are free.
       const filter = field.ref!.resource === 'inventory' ? { status: 'available' } : undefined;

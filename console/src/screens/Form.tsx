@@ -39,9 +39,14 @@ function Inputs({ spec, mode }: { spec: ResourceSpec; mode: 'create' | 'edit' })
       {context.length ? (
         <Box sx={{ mb: 2 }}><FieldGrid fields={context} columns={2} /></Box>
       ) : null}
-      {writable(spec, mode).map((field) => (
-        <FieldInput key={`${field.source}-${field.type}`} field={field} choices={choicesFor(spec, field, record, mode)} />
-      ))}
+      {writable(spec, mode).map((field) => {
+        const choices = choicesFor(spec, field, record, mode);
+        // No move left (a cancelled reservation): the status is shown, nothing is offered.
+        const final = mode === 'edit' && field.type === 'select' && choices !== field.choices && choices?.length === 1;
+        return (
+          <FieldInput key={`${field.source}-${field.type}`} field={final ? { ...field, helper: `${choices[0]} is final` } : field} choices={choices} readOnly={final} />
+        );
+      })}
     </Box>
   );
 }
