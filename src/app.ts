@@ -24,6 +24,7 @@ import cmsModule from './modules/cms/index.js';
 import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
+import { loadUnsubscribeSecret } from './modules/crm/unsubscribe-token.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.decorate('config', config);
   app.decorate('database', database);
+  await loadUnsubscribeSecret(database);
   app.decorate('lists', new ListRunner(database.db, { slowPageMs: config.slowPageMs }));
   const mailer = deps.mailer ?? createMailer(config, app.log);
   app.decorate('mailer', mailer);

@@ -52,6 +52,18 @@ test('articles: published only, no author e-mail, no internal filters', async ()
   expect((await as(ctx, none).get('/api/public/articles?published=false')).statusCode).toBe(400);
 });
 
+test('article details carry their content as sanitised HTML as well (issue 15)', async () => {
+  const content = '## Open house\n\nCome **Saturday**. <script>alert(1)</script><img src=x onerror="alert(2)"> [site](javascript:alert(3)) [map](https://example.com/map)';
+  await make.article(ctx, { title: 'Open House', content, type: 'news', published: true }, staff);
+  const detail = (await as(ctx, none).get('/api/public/articles/open-house')).json();
+  expect(detail.content).toBe(content);
+  expect(detail.content_html).toContain('<h2>Open house</h2>');
+  expect(detail.content_html).toContain('<strong>Saturday</strong>');
+  expect(detail.content_html).toContain('<a href="https://example.com/map">map</a>');
+  // No script, no handler, no javascript: link (markdown-it leaves that one as plain text).
+  expect(detail.content_html).not.toMatch(/<script|onerror|href="javascript:/i);
+});
+
 test('careers and amenities', async () => {
   await make.career(ctx, { title: 'Site Engineer', department: 'Engineering', location: 'Manila', employment_type: 'full-time', published: true, description: 'Build things' }, staff);
   await make.career(ctx, { title: 'Hidden Role', department: 'Engineering', location: 'Manila', employment_type: 'contract' }, staff);

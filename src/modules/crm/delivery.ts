@@ -9,7 +9,7 @@ import type { Mail } from '../../mail/mailer.js';
 import { markdownProblem, renderMarkdown } from '../../mail/markdown.js';
 import { campaignMail } from '../../mail/templates.js';
 import { campaignResource } from './campaigns.js';
-import { unsubscribeUrl } from './unsubscribe-token.js';
+import { unsubscribeSecretOf, unsubscribeUrl } from './unsubscribe-token.js';
 
 /** A delivery job works this long, then hands over to a fresh job (well inside its expiration and the shutdown grace). */
 const JOB_BUDGET_MS = 5_000;
@@ -19,15 +19,16 @@ const ATTEMPTS = 3;
 type Campaign = typeof campaigns.$inferSelect;
 
 /** One recipient's message: a Message-ID stable per (campaign, address), so a receiver recognises a resent one. */
-export function recipientMail(services: Pick<Services, 'config'>, campaign: Pick<Campaign, 'id' | 'subject' | 'content'>, html: string, email: string): Mail {
-  const { baseUrl, authSecret } = services.config;
-  const url = unsubscribeUrl(baseUrl, authSecret, email);
+export function recipientMail(services: Pick<Services, 'config' | 'database'>, campaign: Pick<Campaign, 'id' | 'subject' | 'content'>, html: string, email: string): Mail {
+  const { baseUrl } = services.config;
+  const url = unsubscribeUrl(baseUrl, unsubscribeSecretOf(services.database), email);
   const host = new URL(baseUrl).hostname || 'localhost';
   const digest = createHash('sha256').update(email).digest('hex').slice(0, 24);
   return {
     to: email,
     ...campaignMail(campaign.subject, campaign.content, html, url),
-    headers: { 'List-Unsubscribe': `<${url}>` },
+    // RFC 8058: mailbox providers unsubscribe with one POST to the same link, without opening it.
+    headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
     messageId: `<campaign-${campaign.id}-${digest}@${host}>`,
   };
 }

@@ -1,4 +1,33 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import type { Database } from '../../db/client.js';
+import { serviceSettings } from '../../db/schema/index.js';
+
+const SECRET_KEY = 'unsubscribe_secret';
+const secrets = new WeakMap<Database, string>();
+
+/**
+ * The secret unsubscribe links are signed with: generated once and kept in the database, not derived from
+ * AUTH_SECRET, so every link already sent keeps working when AUTH_SECRET changes (issue 15). Loaded at start-up.
+ */
+export async function loadUnsubscribeSecret(database: Database): Promise<string> {
+  const read = async () => (await database.db.select({ value: serviceSettings.value }).from(serviceSettings).where(eq(serviceSettings.key, SECRET_KEY)))[0]?.value;
+  let secret = await read();
+  if (!secret) {
+    // Several instances starting at once: the first insert wins, everyone reads it.
+    await database.db.insert(serviceSettings).values({ key: SECRET_KEY, value: randomBytes(32).toString('base64url') }).onConflictDoNothing();
+    secret = (await read())!;
+  }
+  secrets.set(database, secret);
+  return secret;
+}
+
+/** The loaded unsubscribe secret of a database (see loadUnsubscribeSecret). */
+export function unsubscribeSecretOf(database: Database): string {
+  const secret = secrets.get(database);
+  if (!secret) throw new Error('the unsubscribe secret is not loaded: call loadUnsubscribeSecret at start-up');
+  return secret;
+}
 
 /** The unsubscribe token of a campaign e-mail: `base64url(address).base64url(HMAC-SHA256(secret, address))`. */
 export function signUnsubscribeToken(secret: string, email: string): string {

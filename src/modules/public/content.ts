@@ -11,6 +11,7 @@ import { users } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import { listQuerySchema } from '../../http/list-query.js';
 import { errorResponses, Paginated, Strict, Uuid } from '../../http/schemas.js';
+import { renderMarkdown } from '../../mail/markdown.js';
 import { Amenity, amenityResource } from '../cms/amenities.js';
 import { ArticleDetail, ArticleListItem, articlePublishing, articleResource } from '../cms/articles.js';
 import { CareerDetail, CareerListItem, careerPublishing, careerResource } from '../cms/careers.js';
@@ -65,7 +66,11 @@ function registerPublished(app: App, p: Published) {
 
 /** The public author: a name, never an e-mail address. */
 const PublicAuthor = Type.Union([Strict({ id: Uuid(), name: Type.String() }), Type.Null()]);
-const PublicArticleDetail = Type.Object({ ...ArticleDetail.properties, author: PublicAuthor }, { additionalProperties: false });
+const PublicArticleDetail = Type.Object({
+  ...ArticleDetail.properties,
+  author: PublicAuthor,
+  content_html: Type.String({ description: 'The Markdown content rendered to sanitised HTML (no scripts, styles or event handlers; http, https and mailto links only): safe to insert into a page' }),
+}, { additionalProperties: false });
 const publicArticleDetailView: View = { ...articleResource.view, fields: { ...articleResource.view.fields, author: { id: users.id, name: users.name } } };
 
 /** Published projects, articles and careers, and amenities, for the company's website. */
@@ -78,6 +83,7 @@ export default async function publicContentRoutes(app: App) {
   registerPublished(app, {
     path: '/api/public/articles', resource: articleResource, publishing: articlePublishing, ListItem: ArticleListItem, Detail: PublicArticleDetail,
     detailView: publicArticleDetailView, hiddenFilters: ['published'],
+    complete: async (_db, row) => ({ ...row, content_html: renderMarkdown(String(row.content ?? '')) }),
   });
   registerPublished(app, {
     path: '/api/public/careers', resource: careerResource, publishing: careerPublishing, ListItem: CareerListItem, Detail: CareerDetail,

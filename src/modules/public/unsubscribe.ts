@@ -1,24 +1,79 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import { validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { ErrorBody, Message, Strict } from '../../http/schemas.js';
+import { escapeHtml } from '../../mail/templates.js';
 import { unsubscribe } from '../crm/newsletters.js';
-import { verifyUnsubscribeToken } from '../crm/unsubscribe-token.js';
+import { unsubscribeSecretOf, verifyUnsubscribeToken } from '../crm/unsubscribe-token.js';
 
-/** The unsubscribe link of campaign e-mails: the signed token names the address (CONTRACT §9). */
+const TokenQuery = Strict({ token: Type.String({ minLength: 1, maxLength: 2000, description: 'From the link in the campaign e-mail' }) });
+const DONE = 'You have been unsubscribed';
+const INVALID = 'This unsubscribe link is invalid or incomplete.';
+
+/** A small page for a person who opened the link in a browser (the link lives in their mailbox, not in the console). */
+const page = (title: string, text: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title></head>
+<body style="font-family:system-ui,-apple-system,Segoe UI,Arial,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5;color:#222">
+<h1 style="font-size:1.5rem">${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>
+`;
+
+/** Browsers ask for HTML (and not JSON); API clients and mailbox providers get the contract's JSON. */
+const wantsHtml = (request: FastifyRequest) => {
+  const accept = String(request.headers.accept ?? '');
+  return accept.includes('text/html') && !accept.includes('application/json');
+};
+
+/**
+ * The unsubscribe link of campaign e-mails (CONTRACT §9): the signed token names the address. Tokens are signed with
+ * the service's own stored secret; links signed with AUTH_SECRET before it existed are still honoured.
+ */
 export default async function unsubscribeRoutes(app: App) {
-  app.get('/api/public/newsletter/unsubscribe', {
-    schema: {
-      tags: ['public'],
-      summary: 'Unsubscribe through the link of a campaign e-mail',
-      querystring: Strict({ token: Type.String({ minLength: 1, maxLength: 2000 }) }),
-      response: { 200: Message, 400: ErrorBody, 429: ErrorBody },
-    },
-  }, async (request) => {
-    const email = verifyUnsubscribeToken(app.config.authSecret, request.query.token);
-    if (!email) throw validationError({ token: 'is invalid' });
+  const addressOf = (token: string) => verifyUnsubscribeToken(unsubscribeSecretOf(app.database), token) ?? verifyUnsubscribeToken(app.config.authSecret, token);
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const html = wantsHtml(request);
+    const email = addressOf((request.query as { token: string }).token);
+    if (!email) {
+      if (html) return reply.code(400).type('text/html; charset=utf-8').send(page('Link not valid', `${INVALID} Use the link from the newsletter e-mail as it is, or reply to that e-mail and we will remove you.`));
+      throw validationError({ token: 'is invalid' });
+    }
     await unsubscribe(app.database.db, await actorOf(app, request), email);
-    return { message: 'You have been unsubscribed' };
+    if (html) return reply.type('text/html; charset=utf-8').send(page(DONE, `${email} will receive no more newsletters from us.`));
+    return { message: DONE };
+  };
+
+  const responses = {
+    200: { description: 'Unsubscribed: `{message}` as JSON, or a small HTML page when the client prefers text/html (a browser)', content: { 'application/json': { schema: Message }, 'text/html': { schema: { type: 'string' } } } },
+    400: ErrorBody, 429: ErrorBody,
+  };
+
+  app.get('/api/public/newsletter/unsubscribe', {
+    schema: { tags: ['public'], security: [], summary: 'Unsubscribe through the link of a campaign e-mail', querystring: TokenQuery, response: responses },
+  }, handle);
+
+  // RFC 8058 one-click: the mailbox provider POSTs `List-Unsubscribe=One-Click` to the very link of the header.
+  await app.register(async (oneClick) => {
+    oneClick.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+    });
+    oneClick.post('/api/public/newsletter/unsubscribe', {
+      schema: {
+        tags: ['public'], security: [], summary: 'One-click unsubscribe (RFC 8058), as mailbox providers send it',
+        description: 'The body is `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded or multipart/form-data); the token is the link\'s.',
+        querystring: TokenQuery,
+        body: Type.Optional(Type.Object({ 'List-Unsubscribe': Type.Optional(Type.String({ maxLength: 100 })) })),
+        response: responses,
+      },
+    }, async (request, reply) => {
+      const body = request.body as Record<string, unknown> | undefined;
+      if (body && body['List-Unsubscribe'] !== undefined && body['List-Unsubscribe'] !== 'One-Click') {
+        throw validationError({ 'List-Unsubscribe': 'must be One-Click' });
+      }
+      return handle(request, reply);
+    });
   });
 }
+
