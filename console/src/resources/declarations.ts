@@ -13,6 +13,7 @@ import PoolIcon from '@mui/icons-material/Pool';
 import ViewModuleIcon from '@mui/icons-material/ViewModule';
 import WorkIcon from '@mui/icons-material/Work';
 import { lazy } from 'react';
+import { imports, webhooks } from './integrations';
 import type { FieldSpec, ResourceSpec } from './types';
 
 // Every resource the console shows, declared once: the menu, the routes, the lists, the forms and the data
@@ -339,10 +340,14 @@ const activityLogs: ResourceSpec = {
   screens: { show: lazy(() => import('../iam/ActivityLogShow')) },
 };
 
+/** The integration screens (imports in crm, webhooks in iam), declared in ./integrations. */
+const INTEGRATIONS = [imports, webhooks];
+
 export const RESOURCES: readonly ResourceSpec[] = [
   projects, articles, careers, amenities,
   leads, inventory, reservations, inquiries, newsletters, campaigns,
   users, departments, activityLogs,
+  ...INTEGRATIONS,
 ];
 
 const byName = new Map(RESOURCES.map((spec) => [spec.name, spec]));

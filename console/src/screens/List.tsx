@@ -2,6 +2,7 @@ import { type Theme, useMediaQuery } from '@mui/material';
 import { CreateButton, DataTable, List, Pagination, SimpleList, TextInput, TopToolbar, useRecordContext } from 'react-admin';
 import { FieldValue, filterInput } from '../resources/fields';
 import type { ResourceSpec } from '../resources/types';
+import { ImportCsvButton } from '../integrations/ImportCsvButton';
 import { ExportCsvButton } from './ExportCsvButton';
 import { useSpec } from './useSpec';
 
@@ -10,6 +11,7 @@ function Actions({ spec }: { spec: ResourceSpec }) {
     <TopToolbar>
       {spec.readOnly ? null : <CreateButton label="Create" />}
       {spec.exportable ? <ExportCsvButton spec={spec} /> : null}
+      <ImportCsvButton spec={spec} />
     </TopToolbar>
   );
 }
