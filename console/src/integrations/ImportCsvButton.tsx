@@ -1,7 +1,8 @@
+import InboxIcon from '@mui/icons-material/Inbox';
 import UploadFileIcon from '@mui/icons-material/UploadFile';
-import { Button } from '@mui/material';
+import { Box, Button, Stack, Typography } from '@mui/material';
 import { lazy, Suspense, useState } from 'react';
-import { useCanAccess } from 'react-admin';
+import { CreateButton, useCanAccess } from 'react-admin';
 import type { ResourceSpec } from '../resources/types';
 
 /** The lists a CSV can be imported into, and where (README "Import"). */
@@ -28,5 +29,20 @@ export function ImportCsvButton({ spec }: { spec: ResourceSpec }) {
         </Suspense>
       ) : null}
     </>
+  );
+}
+
+/** An importable list with nothing in it yet: what react-admin's empty page says, with Create and Import CSV. */
+export function ImportableEmpty({ spec }: { spec: ResourceSpec }) {
+  return (
+    <Box sx={{ textAlign: 'center', mt: 6, mx: 'auto', px: 2 }}>
+      <InboxIcon sx={{ width: 120, height: 120, color: 'text.secondary' }} aria-hidden />
+      <Typography variant="h4" component="p" color="text.secondary" sx={{ mb: 1 }}>No {spec.label} yet.</Typography>
+      <Typography variant="body1" color="text.secondary">Add one, or import a CSV file in the columns of the export.</Typography>
+      <Stack direction="row" spacing={2} sx={{ justifyContent: 'center', mt: 3 }}>
+        <CreateButton variant="contained" label="Create" />
+        <ImportCsvButton spec={spec} />
+      </Stack>
+    </Box>
   );
 }

@@ -2,7 +2,7 @@ import { type Theme, useMediaQuery } from '@mui/material';
 import { CreateButton, DataTable, List, Pagination, SimpleList, TextInput, TopToolbar, useRecordContext } from 'react-admin';
 import { FieldValue, filterInput } from '../resources/fields';
 import type { ResourceSpec } from '../resources/types';
-import { ImportCsvButton } from '../integrations/ImportCsvButton';
+import { IMPORT_PATHS, ImportableEmpty, ImportCsvButton } from '../integrations/ImportCsvButton';
 import { ExportCsvButton } from './ExportCsvButton';
 import { useSpec } from './useSpec';
 
@@ -43,6 +43,7 @@ export default function ResourceList() {
       title={spec.label}
       filters={filters.length ? filters : undefined}
       actions={<Actions spec={spec} />}
+      empty={spec.name in IMPORT_PATHS ? <ImportableEmpty spec={spec} /> : undefined}
       sort={sortField ? { field: sortField, order: spec.whole ? 'ASC' : 'DESC' } : undefined}
       perPage={25}
       pagination={<Pagination rowsPerPageOptions={[10, 25, 50, 100]} />}

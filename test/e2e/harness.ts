@@ -1,0 +1,156 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect, vi } from 'vitest';
+import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
+
+// The staff console in a real browser against the real service, for the browser test files after
+// test/e2e/console.test.ts (which keeps its own copy of this set-up): the service as a child process on a fresh
+// database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), Debian's Chromium driven by playwright-core,
+// axe-core evaluated through the DevTools protocol, and the same ways to find things on a page.
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => path && existsSync(path));
+export const REQUIRED = !!process.env.E2E_REQUIRED && process.env.E2E_REQUIRED !== '0';
+/** Browser tests run unless there is no Chromium and nobody asked for them (E2E_REQUIRED=1). */
+export const SKIP_BROWSER = !CHROMIUM && !REQUIRED;
+
+export const freePort = () => new Promise<number>((resolve) => {
+  const server = createServer();
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    server.close(() => resolve(port));
+  });
+});
+
+export type Console = {
+  base: string;
+  page: Page;
+  context: BrowserContext;
+  browser: Browser;
+  dataDir: string;
+  /** Everything the service wrote to stdout and stderr. */
+  log: () => string;
+  /** Every 5xx the browser saw (there must be none). */
+  serverErrors: string[];
+  /** Every 403 the browser saw. */
+  forbidden: string[];
+  close: () => Promise<void>;
+};
+
+/** Builds the console if its sources changed, starts the service with an administrator, opens Chromium on it. */
+export async function startConsole(admin: { email: string; password: string }, env: Record<string, string> = {}): Promise<Console> {
+  if (!CHROMIUM) throw new Error('E2E_REQUIRED is set but no Chromium was found (apt-get install -y chromium, or set CHROMIUM_PATH)');
+  execFileSync(process.execPath, [join(ROOT, 'console', 'scripts', 'build.mjs'), '--if-changed'], { cwd: ROOT, stdio: 'inherit' });
+
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'pms-e2e-'));
+  cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  let databaseUrl = '';
+  if (serverUrl) {
+    const database = await createTestDatabase();
+    databaseUrl = database.url!;
+    cleanup.push(() => database.close());
+  } else {
+    await (await createTestDatabase({ dataDir: join(dataDir, 'pglite') })).close();
+  }
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let serviceLog = '';
+  const service: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
+      REDIS_URL: '', SMTP_URL: '', ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, AUTH_SECRET: 'e2e-console-secret-0123456789-abcdefghij',
+      BCRYPT_COST: '4', AUTH_RATE_LIMIT: '1000', READ_RATE_LIMIT: '100000', WRITE_RATE_LIMIT: '100000', LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  service.stdout!.on('data', (chunk) => (serviceLog += chunk));
+  service.stderr!.on('data', (chunk) => (serviceLog += chunk));
+  cleanup.push(async () => {
+    service.kill('SIGTERM');
+    if (service.exitCode === null) await new Promise((resolve) => service.once('exit', resolve));
+  });
+  const close = async () => {
+    for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
+  };
+  try {
+    await waitFor(async () => {
+      if (service.exitCode !== null) throw new Error(`service exited: ${serviceLog}`);
+      return fetch(`${base}/api/health`).then((r) => r.ok, () => false);
+    }, 60_000, 'the service to start');
+
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    cleanup.push(() => browser.close());
+    const context = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true, locale: 'en-GB', timezoneId: 'UTC' });
+    // Generous: a browser step waits for the slowest of two shared cores.
+    context.setDefaultTimeout(30_000);
+    const page = await context.newPage();
+    const serverErrors: string[] = [];
+    const forbidden: string[] = [];
+    page.on('pageerror', (error) => console.error('page error:', error.message));
+    page.on('response', (response) => {
+      const line = `${response.status()} ${response.request().method()} ${response.url()}`;
+      if (response.status() >= 500) serverErrors.push(line);
+      if (response.status() === 403) forbidden.push(line);
+    });
+    return { base, page, context, browser, dataDir, log: () => serviceLog, serverErrors, forbidden, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+const axeSource = () => readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export async function expectAccessible(page: Page, name: string) {
+  await page.waitForLoadState('networkidle');
+  await page.waitForTimeout(300); // transitions (a dialog or notification sliding in) finish: axe measures colours as shown
+  // Evaluated through the DevTools protocol: the page's content security policy (no inline scripts) stays in force.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource());
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
+  });
+  expect(violations, `axe on ${name}`).toEqual([]);
+}
+
+/** No horizontal scrolling of the page itself (a wide table scrolls in its own region). */
+export async function expectNoOverflow(page: Page, name: string) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow, `horizontal overflow on ${name}`).toBeLessThanOrEqual(0);
+}
+
+/** An input by its label as a person reads it (a required field's label ends in an asterisk). */
+export const field = (page: Page, label: string) => page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
+
+/** An entry of the navigation menu. */
+export const menuItem = (page: Page, name: string) => page.getByRole('menuitem', { name, exact: true });
+
+export const heading = (page: Page, name: string | RegExp) => page.getByRole('heading', { name }).first();
+
+/** A MUI select: open it by its label, pick the option; retried as a whole (a list re-mounting its filters closes it). */
+export async function choose(page: Page, label: string, option: string) {
+  await vi.waitFor(async () => {
+    if (await page.getByRole('listbox').count()) await page.keyboard.press('Escape');
+    await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
+    await page.getByRole('option', { name: option, exact: true }).click({ timeout: 5_000 });
+  }, { timeout: 45_000, interval: 250 });
+}
+
+export async function signIn(page: Page, base: string, email: string, password: string) {
+  await page.goto(`${base}/login`);
+  await field(page, 'Email').fill(email);
+  await field(page, 'Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
