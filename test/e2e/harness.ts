@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -123,6 +123,18 @@ export async function expectAccessible(page: Page, name: string) {
       .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
   });
   expect(violations, `axe on ${name}`).toEqual([]);
+}
+
+// The README's screenshots are rewritten with UPDATE_SCREENSHOTS=1 (or when missing); otherwise a run writes them to a
+// temporary folder, so that `npm test` leaves the work tree clean.
+const DOC_SHOTS = join(ROOT, 'docs', 'screenshots');
+
+/** A screenshot of the page for the README (docs/screenshots/<name>.png with UPDATE_SCREENSHOTS=1). */
+export async function shot(page: Page, name: string) {
+  const docs = process.env.UPDATE_SCREENSHOTS === '1' || !existsSync(join(DOC_SHOTS, `${name}.png`));
+  const dir = docs ? DOC_SHOTS : join(tmpdir(), 'pms-console-screenshots');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`) });
 }
 
 /** No horizontal scrolling of the page itself (a wide table scrolls in its own region). */

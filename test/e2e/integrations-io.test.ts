@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { choose, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { choose, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, shot, signIn, SKIP_BROWSER, startConsole } from './harness.js';
 
 // The staff console's integration screens in Chromium against the real service (see ./harness.ts): a CSV import of
 // leads from the leads list (dry run, the job's progress, the imports list), and a webhook endpoint receiving a test
@@ -83,6 +83,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     const bad = dialog.getByRole('table', { name: 'Bad rows of the file' }).getByRole('row').nth(1);
     await expect.poll(() => bad.getByRole('cell').allTextContents()).toEqual(['4', 'email', expect.stringMatching(/e-mail/)]);
     await expectAccessible(page, 'import dialog with its dry run');
+    await shot(page, 'import-dry-run');
     const listed = await fetchJson(`/api/crm/leads?limit=1`);
     expect(listed.pagination.total).toBe(0);
 
@@ -95,6 +96,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     const refused = page.getByRole('table', { name: 'Refused rows' }).getByRole('row').nth(1);
     await expect.poll(() => refused.getByRole('cell').allTextContents()).toEqual(['4', 'email', expect.stringMatching(/e-mail/)]);
     await expectAccessible(page, 'import result');
+    await shot(page, 'import-result');
     const importPath = new URL(page.url()).pathname;
 
     // The new leads in their list (read again, not from the cache of before the import).
@@ -115,6 +117,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     const row = page.getByRole('row').filter({ hasText: 'new-leads.csv' });
     await expect.poll(async () => (await row.getByRole('cell').allTextContents()).slice(1)).toEqual(['new-leads.csv', 'leads', 'completed', '4', '3', '0', '1', 'Administrator']);
     await expectAccessible(page, 'imports list');
+    await shot(page, 'imports');
     await choose(page, 'Status', 'failed');
     await page.getByText('No Imports found using the current filters.').waitFor();
     await page.goto(`${base}/imports`);
@@ -167,6 +170,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     await secretDialog.getByRole('button', { name: 'Copy' }).click();
     await secretDialog.getByText(/Copied to the clipboard|the secret is selected/).waitFor();
     await expectAccessible(page, 'secret dialog');
+    await shot(page, 'webhook-secret');
     await secretDialog.getByRole('button', { name: 'I have stored the secret' }).click();
     await page.waitForURL(/\/webhooks\/[^/]+\/show$/);
     await page.getByText('Website CRM sync').waitFor();
@@ -203,6 +207,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     failing = false;
     await failed.getByRole('button', { name: /^Retry/ }).click();
     await expect.poll(() => log.locator('tr[data-status="delivered"]').count(), { timeout: 60_000 }).toBe(2);
+    await shot(page, 'webhook');
     expect(received).toHaveLength(4);
 
     // Rotate secret: a new one, shown once.
