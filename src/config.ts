@@ -33,6 +33,12 @@ export type Config = {
   uploadDir: string;
   uploadMaxBytes: number;
   logLevel: string;
+  /** Seconds to wait before each retry of a failed webhook delivery (after the first attempt); then it fails. */
+  webhookRetrySchedule: number[];
+  /** How long one webhook POST may take (ms) before it counts as failed. */
+  webhookTimeoutMs: number;
+  /** In production, webhook URLs may point at loopback, private or link-local addresses only when true. */
+  webhookAllowPrivate: boolean;
 };
 
 type Env = Record<string, string | undefined>;
@@ -67,6 +73,29 @@ function email(env: Env, name: string, fallback: string): string {
   const raw = env[name]?.trim() || fallback;
   if (!/^[^\s@]+@[^\s@]+$/.test(raw)) throw new ConfigError(`${name} must be an e-mail address, got "${raw}"`);
   return raw.toLowerCase();
+}
+
+/** Standard Webhooks' schedule: retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (over 27 h in all). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** A comma-separated list of whole seconds (each 0–7 days, at most 50 of them; empty: no retry). */
+function secondsList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name]?.trim();
+  if (raw === undefined) return fallback;
+  if (raw === '') return [];
+  const items = raw.split(',').map((item) => item.trim());
+  if (items.length > 50 || items.some((item) => !/^\d{1,6}$/.test(item) || Number(item) > 7 * 24 * 3600)) {
+    throw new ConfigError(`${name} must be a comma-separated list of at most 50 whole numbers of seconds, each at most 604800, got "${raw}"`);
+  }
+  return items.map(Number);
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return false;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
 /** Development secret: generated once and kept in DATA_DIR so sessions survive restarts. */
@@ -157,5 +186,8 @@ export function loadConfig(env: Env = process.env): Config {
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
     logLevel,
+    webhookRetrySchedule: secondsList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE'),
   };
 }

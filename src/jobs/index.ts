@@ -1,6 +1,7 @@
 import { activityLogRetention } from '../audit/retention.js';
 import { changeLogPrune } from '../data/changes.js';
 import { campaignDelivery, campaignScheduled } from '../modules/crm/delivery.js';
+import { webhookDispatch } from '../webhooks/dispatcher.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, webhookDispatch];

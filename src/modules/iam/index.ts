@@ -4,6 +4,7 @@ import activityLogRoutes from './activity-logs.js';
 import departmentRoutes from './departments.js';
 import moduleAccessRoutes from './module-access.js';
 import userRoutes from './users.js';
+import webhookRoutes from './webhooks.js';
 
 /** The iam module: every route inside is guarded by the iam permissions. */
 export default moduleRoutes('iam', async (app: App) => {
@@ -11,4 +12,5 @@ export default moduleRoutes('iam', async (app: App) => {
   await app.register(departmentRoutes);
   await app.register(moduleAccessRoutes);
   await app.register(activityLogRoutes);
+  await app.register(webhookRoutes);
 });
