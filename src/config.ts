@@ -39,6 +39,8 @@ export type Config = {
   webhookTimeoutMs: number;
   /** In production, webhook URLs may point at loopback, private or link-local addresses only when true. */
   webhookAllowPrivate: boolean;
+  /** Delivered and failed webhook deliveries older than this many days are purged daily. */
+  webhookDeliveryRetentionDays: number;
 };
 
 type Env = Record<string, string | undefined>;
@@ -189,5 +191,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: secondsList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE'),
+    webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 36500),
   };
 }

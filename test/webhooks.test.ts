@@ -22,7 +22,7 @@ import { as, createTestApp, createUser, eventually, none, type TestContext, wait
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
 
-/** A local receiver: records every request; each path answers the status set for it (204 by default). */
+/** A local receiver: records every request; each path answers the status set for it (204 by default; 0: no answer). */
 async function startReceiver(port = 0) {
   const received: Received[] = [];
   const answers = new Map<string, { status: number; location?: string }>();
@@ -34,6 +34,7 @@ async function startReceiver(port = 0) {
       const path = req.url ?? '/';
       received.push({ path, headers: req.headers, body });
       const answer = answers.get(path) ?? { status: 204 };
+      if (answer.status === 0) return; // never answers
       res.writeHead(answer.status, answer.location ? { location: answer.location } : {});
       res.end(answer.status >= 400 ? `failure at ${path}` : '');
     });
@@ -501,6 +502,41 @@ describe('delivery', () => {
     const [request] = await receivedAt(path, 1);
     expect(request.headers['webhook-id']).toBe(row.id);
     expect(verified(secret, request).type).toBe('lead.created');
+  });
+});
+
+describe('shutdown and retention', () => {
+  test('stopping the queue cuts a POST in flight short and hands its delivery back, due at once, no attempt spent', async () => {
+    const { id, secret, path } = await endpoint(['lead.created']);
+    receiver.answer(path, 0);
+    await make.lead(ctx);
+    await receivedAt(path, 1, 'the POST to be in flight');
+    const started = Date.now();
+    await ctx.app.jobs.stop();
+    expect(Date.now() - started).toBeLessThan(2500); // not the 3 s timeout
+    const [row] = await deliveryRows(id);
+    expect(row).toMatchObject({ status: 'pending', attempts: 0, last_error: null });
+    expect(row.next_attempt_at!.getTime()).toBeLessThanOrEqual(Date.now());
+    receiver.answer(path, 204);
+    await ctx.app.jobs.start({ config: ctx.config, database: ctx.database, mailer: ctx.app.mailer, log: ctx.app.log });
+    await receivedAt(path, 2);
+    expect(verified(secret, receiver.at(path)[1]).type).toBe('lead.created');
+    await eventually(async () => (await log(id)).data.find((d) => d.status === 'delivered' && d.attempts === 1), 'delivered at its first counted attempt');
+  });
+
+  test('finished deliveries older than the retention are purged; pending ones stay', async () => {
+    const { purgeDeliveries } = await import('../src/webhooks/dispatcher.js');
+    const { id } = await endpoint(['campaign.sent'], { enabled: false });
+    const old = new Date(Date.now() - 31 * 24 * 3600 * 1000);
+    const payload = { type: 'campaign.sent', timestamp: old.toISOString(), data: {} };
+    const rows = await ctx.database.db.insert(webhookDeliveries).values([
+      { endpoint_id: id, event_type: 'campaign.sent', payload, status: 'delivered', created_at: old },
+      { endpoint_id: id, event_type: 'campaign.sent', payload, status: 'failed', created_at: old },
+      { endpoint_id: id, event_type: 'campaign.sent', payload, status: 'pending', created_at: old, next_attempt_at: new Date() },
+      { endpoint_id: id, event_type: 'campaign.sent', payload, status: 'delivered', created_at: new Date() },
+    ]).returning();
+    expect(await purgeDeliveries(ctx, 30)).toBeGreaterThanOrEqual(2);
+    expect((await deliveryRows(id)).map((r) => r.id).sort()).toEqual([rows[2].id, rows[3].id].sort());
   });
 });
 

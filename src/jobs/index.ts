@@ -1,7 +1,7 @@
 import { activityLogRetention } from '../audit/retention.js';
 import { changeLogPrune } from '../data/changes.js';
 import { campaignDelivery, campaignScheduled } from '../modules/crm/delivery.js';
-import { webhookDispatch } from '../webhooks/dispatcher.js';
+import { webhookDeliveryRetention, webhookDispatch } from '../webhooks/dispatcher.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, webhookDispatch];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, webhookDispatch, webhookDeliveryRetention];

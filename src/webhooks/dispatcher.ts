@@ -30,6 +30,8 @@ export class Dispatcher {
   private again = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Ends the POSTs in flight when the service stops. */
+  private readonly interrupt = new AbortController();
   private readonly unsubscribe: () => void;
 
   constructor(private readonly services: Services) {
@@ -54,10 +56,12 @@ export class Dispatcher {
     await this.running;
   }
 
+  /** Takes nothing more; POSTs in flight are cut short and their deliveries handed back, due at once (no attempt spent). */
   async stop() {
     this.stopped = true;
     this.unsubscribe();
     clearTimeout(this.timer);
+    this.interrupt.abort();
     await this.running;
   }
 
@@ -102,7 +106,12 @@ export class Dispatcher {
       'webhook-id': delivery.id,
       'webhook-timestamp': String(now),
       'webhook-signature': sign(delivery.secret, delivery.id, now, body),
-    }, { timeoutMs: config.webhookTimeoutMs, allowPrivate: !config.production || config.webhookAllowPrivate });
+    }, { timeoutMs: config.webhookTimeoutMs, allowPrivate: !config.production || config.webhookAllowPrivate, signal: this.interrupt.signal });
+    if (outcome.interrupted) {
+      await database.db.update(webhookDeliveries).set({ attempts: sql`${webhookDeliveries.attempts} - 1`, next_attempt_at: sql`now()` })
+        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, 'pending')));
+      return;
+    }
     const schedule = config.webhookRetrySchedule;
     const final = !outcome.ok && delivery.attempts > schedule.length;
     const delay = schedule[delivery.attempts - 1] ?? 0;
@@ -151,3 +160,32 @@ export const webhookDispatch = defineJob('webhook-dispatch', async (_data, servi
     dispatchers.delete(services.jobs);
   },
 });
+
+const PURGE_BATCH = 5000;
+
+/**
+ * Deletes finished (delivered or failed) deliveries older than `days`, endpoint by endpoint through the delivery
+ * log's index, a batch per statement; pending ones stay whatever their age. Returns how many were deleted.
+ */
+export async function purgeDeliveries(services: Pick<Services, 'database'>, days: number): Promise<number> {
+  const { db } = services.database;
+  const cutoff = new Date(Date.now() - days * 24 * 3600 * 1000);
+  let deleted = 0;
+  for (const { id } of await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints)) {
+    for (;;) {
+      const [{ n }] = rowsOf<{ n: number }>(await db.execute(sql`with gone as (
+        delete from ${webhookDeliveries} where id in (
+          select id from ${webhookDeliveries} where endpoint_id = ${id} and created_at < ${cutoff.toISOString()}::timestamptz and status <> 'pending' limit ${PURGE_BATCH}
+        ) returning 1) select count(*)::int as n from gone`));
+      deleted += Number(n);
+      if (Number(n) < PURGE_BATCH) break;
+    }
+  }
+  return deleted;
+}
+
+/** The delivery log keeps WEBHOOK_DELIVERY_RETENTION_DAYS of finished deliveries. */
+export const webhookDeliveryRetention = defineJob('webhook-deliveries-retention', async (_data, services) => {
+  const deleted = await purgeDeliveries(services, services.config.webhookDeliveryRetentionDays);
+  services.log.info({ deleted }, 'scheduled webhook delivery retention');
+}, { schedule: '37 3 * * *' });

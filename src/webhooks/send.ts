@@ -3,7 +3,7 @@ import https from 'node:https';
 import { guardedLookup, literalProblem } from './address.js';
 
 /** What came of one POST: the status code when an answer came, and why it failed when it did. */
-export type Outcome = { ok: boolean; statusCode: number | null; error: string | null };
+export type Outcome = { ok: boolean; statusCode: number | null; error: string | null; interrupted?: boolean };
 
 /** What of an error answer's body is kept in `last_error`. */
 const BODY_KEPT = 300;
@@ -12,7 +12,7 @@ const BODY_KEPT = 300;
  * POSTs a JSON body once: no redirect followed (a 3xx is a failure), `timeoutMs` for the whole exchange, addresses
  * checked after DNS resolution unless `allowPrivate`. A 2xx answer is a success; nothing here throws.
  */
-export function postJson(target: string, body: string, headers: Record<string, string>, options: { timeoutMs: number; allowPrivate: boolean }): Promise<Outcome> {
+export function postJson(target: string, body: string, headers: Record<string, string>, options: { timeoutMs: number; allowPrivate: boolean; signal?: AbortSignal }): Promise<Outcome> {
   return new Promise((resolve) => {
     let url: URL;
     try {
@@ -29,7 +29,12 @@ export function postJson(target: string, body: string, headers: Record<string, s
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', interrupt);
       resolve(outcome);
+    };
+    const interrupt = () => {
+      finish({ ok: false, statusCode: null, error: 'interrupted', interrupted: true });
+      request.destroy();
     };
     const request = client.request(url, {
       method: 'POST',
@@ -59,6 +64,8 @@ export function postJson(target: string, body: string, headers: Record<string, s
       finish({ ok: false, statusCode: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
+    if (options.signal?.aborted) interrupt();
+    else options.signal?.addEventListener('abort', interrupt);
     request.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, statusCode: null, error: err.message || err.code || 'request failed' }));
     request.end(body);
   });
