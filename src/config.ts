@@ -39,6 +39,14 @@ export type Config = {
   inquiryNoticeTo: 'crm-writers' | 'none' | string[];
   /** A lead assigned to someone (by someone else) e-mails the assignee. */
   assignmentNotices: boolean;
+  /** Seconds to wait before each retry of a failed webhook delivery (after the first attempt); then it fails. */
+  webhookRetrySchedule: number[];
+  /** How long one webhook POST may take (ms) before it counts as failed. */
+  webhookTimeoutMs: number;
+  /** In production, webhook URLs may point at loopback, private or link-local addresses only when true. */
+  webhookAllowPrivate: boolean;
+  /** Delivered and failed webhook deliveries older than this many days are purged daily. */
+  webhookDeliveryRetentionDays: number;
 };
 
 type Env = Record<string, string | undefined>;
@@ -90,6 +98,21 @@ function email(env: Env, name: string, fallback: string): string {
   const raw = env[name]?.trim() || fallback;
   if (!/^[^\s@]+@[^\s@]+$/.test(raw)) throw new ConfigError(`${name} must be an e-mail address, got "${raw}"`);
   return raw.toLowerCase();
+}
+
+/** Standard Webhooks' schedule: retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (over 27 h in all). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** A comma-separated list of whole seconds (each 0–7 days, at most 50 of them; empty: no retry). */
+function secondsList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name]?.trim();
+  if (raw === undefined) return fallback;
+  if (raw === '') return [];
+  const items = raw.split(',').map((item) => item.trim());
+  if (items.length > 50 || items.some((item) => !/^\d{1,6}$/.test(item) || Number(item) > 7 * 24 * 3600)) {
+    throw new ConfigError(`${name} must be a comma-separated list of at most 50 whole numbers of seconds, each at most 604800, got "${raw}"`);
+  }
+  return items.map(Number);
 }
 
 /** Development secret: generated once and kept in DATA_DIR so sessions survive restarts. */
@@ -184,5 +207,9 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     inquiryNoticeTo: inquiryNoticeTo(env),
     assignmentNotices: flag(env, 'ASSIGNMENT_NOTICES', true),
+    webhookRetrySchedule: secondsList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 36500),
   };
 }

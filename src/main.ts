@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
 import { revokeSessionsIfSecretChanged } from './auth/secret.js';
+import { claimPglite } from './cli/pglite-owner.js';
 import { openDatabase } from './db/client.js';
 import { ensureFirstAdmin } from './modules/iam/users.js';
 
@@ -18,6 +19,7 @@ async function main() {
     throw err;
   }
 
+  if (!config.databaseUrl) claimPglite(config.dataDir);
   const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite` });
   await database.migrate();
   const app = await buildApp({ config, database });

@@ -34,9 +34,12 @@ beforeAll(async () => {
     project, article, career, unit, reservation, user, await make.amenity(ctx), await make.department(ctx), await make.lead(ctx, { email: 'fuzz@example.com' }),
     await make.inquiry(ctx), await make.newsletter(ctx), await make.campaign(ctx),
   ];
+  // A webhook endpoint (its URL never answers: the queue is off here) and a delivery of it.
+  const webhook = (await as(ctx, caller).post('/api/iam/webhooks', { url: 'http://127.0.0.1:9/fuzz', events: ['*'] })).json();
+  const delivery = (await as(ctx, caller).post(`/api/iam/webhooks/${webhook.id}/test`)).json();
   const logs = (await as(ctx, caller).get('/api/iam/activity-logs?limit=1')).json().data;
   pools = {
-    ids: [...records.map((r) => r.id), ...gallery.json().ids, access.id, logs[0].id],
+    ids: [...records.map((r) => r.id), ...gallery.json().ids, access.id, logs[0].id, webhook.id, delivery.id],
     slugs: ['fuzz-residences', 'fuzz-news', 'fuzz-career', 'missing-slug'],
   };
   const document = (await as(ctx, caller).get('/api/openapi.json')).json();

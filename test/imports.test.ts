@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { activityLogs, imports, leads } from '../src/db/schema/index.js';
+import { activityLogs, imports, leads, webhookDeliveries } from '../src/db/schema/index.js';
 import { runImport } from '../src/modules/crm/import-engine.js';
 import { as, createTestApp, createTestDatabase, createUser, eventually, none, type TestContext } from './helpers.js';
 import { make } from './factories.js';
@@ -245,6 +245,22 @@ describe('import', () => {
     const out = (await as(ctx, staff).get('/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.find((s: { email: string }) => s.email === `out-${tag}@example.com`);
     expect(out).toMatchObject({ status: 'unsubscribed', unsubscribed_at: expect.any(String) });
     expect(await importFile('newsletters', subscribers)).toMatchObject({ created: 0, skipped: 2 });
+  });
+});
+
+describe('webhooks', () => {
+  test('every imported record is a webhook event, recorded with its batch', async () => {
+    const admin = await createUser(ctx, { iam: 'rwd' });
+    const endpoint = await as(ctx, admin).post('/api/iam/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['lead.created'] });
+    expect(endpoint.statusCode, endpoint.body).toBe(201);
+    const result = await importFile('leads', `first_name,last_name,email\nHook,One,hook.one.${tag}@example.com\nHook,Two,hook.two.${tag}@example.com\n`);
+    expect(result).toMatchObject({ status: 'completed', created: 2 });
+    const rows = await ctx.database.db.select({ payload: webhookDeliveries.payload }).from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.endpoint_id, endpoint.json().id), eq(webhookDeliveries.event_type, 'lead.created')));
+    const emails = rows.map((row) => (row.payload as { data: { after: { email: string } } }).data.after.email).sort();
+    expect(emails).toEqual([`hook.one.${tag}@example.com`, `hook.two.${tag}@example.com`]);
+    expect(rows[0].payload).toMatchObject({ type: 'lead.created', data: { resource: 'leads', id: expect.any(String) } });
+    expect((await as(ctx, admin).delete(`/api/iam/webhooks/${endpoint.json().id}`)).statusCode).toBe(200);
   });
 });
 

@@ -21,6 +21,11 @@ const SECRET = /password|hash|token|secret|backup_?codes/i;
 /** Bookkeeping that changes on every write and says nothing about the change. */
 const NOISE = new Set(['updated_at', 'updatedAt']);
 
+/** A value as logs (and webhook payloads) hold it: dates as ISO text, no secret at any depth. */
+export function loggable(value: unknown): unknown {
+  return plain(value);
+}
+
 function plain(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(plain);

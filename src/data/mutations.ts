@@ -8,6 +8,8 @@ import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
 import { type ChangeEntry, changeLogInsert } from './changes.js';
 import type { Resource, RowOf } from './resource.js';
+import { batchEvents, changeEvents, deliveriesCommitted, deliveriesInsert, type Emitted, emittedEvents, rowsOf } from '../webhooks/record.js';
+import type { NamedEvent } from '../webhooks/events.js';
 
 /** Values to insert or set on a resource's table. */
 export type Patch<T extends PgTable> = Partial<T['$inferInsert']>;
@@ -16,16 +18,39 @@ type Row = Record<string, unknown>;
 /** The activity log's resource name: every audited change adds to its list. */
 const ACTIVITY_LOGS = 'activity_logs';
 
-/** One changed record, as the audit trail records it. */
-export type Change = { action: 'create' | 'update' | 'delete'; resource: Resource; id: string; before?: Row; after?: Row };
+/**
+ * One changed record, as the audit trail records it. `also`: further webhook event types carrying this change's data
+ * (a public inquiry is also `inquiry.received`).
+ */
+export type Change = { action: 'create' | 'update' | 'delete'; resource: Resource; id: string; before?: Row; after?: Row; also?: NamedEvent[] };
 
 /**
  * The one way to change data: `work` runs in a transaction, and every change it makes through `Work` is written
- * with its activity log and its change-version bump, so either all of it is kept or none.
+ * with its activity log, its change-log entries and its webhook deliveries, so either all of it is kept or none.
+ * After the commit, the dispatcher hears of deliveries recorded.
  */
-export function audited<R>(db: Db, actor: Actor, work: (work: Work) => Promise<R>): Promise<R> {
-  return db.transaction((tx) => work(new Work(tx as Tx, actor)));
+export async function audited<R>(db: Db, actor: Actor, work: (work: Work) => Promise<R>): Promise<R> {
+  let done: Work | undefined;
+  const result = await db.transaction(async (tx) => {
+    done = new Work(tx as Tx, actor);
+    const result = await work(done);
+    await done.flush();
+    return result;
+  });
+  if (done?.recorded) deliveriesCommitted(db);
+  return result;
 }
+
+/**
+ * The tail of an audited statement: the webhook deliveries of `events` as one more CTE, and the count of them as the
+ * statement's answer; without events, nothing (the statement ends with its last insert, as before).
+ */
+function withDeliveries(events: SQL | undefined): { cte: SQL; tail: SQL } | undefined {
+  return events && { cte: sql`, hooks as (${deliveriesInsert(events)})`, tail: sql`select count(*)::int as n from hooks` };
+}
+
+/** Deliveries an audited statement recorded (its answer when it had a `hooks` CTE). */
+const countOf = (result: unknown) => Number(rowsOf<{ n?: number }>(result)[0]?.n ?? 0);
 
 /** Column types PostgreSQL stores exactly as sent from JavaScript (not numeric, real or double precision). */
 const EXACT_TYPES = /^Pg(Text|Varchar|Char|UUID|Boolean|Integer|SmallInt|BigInt53|Timestamp|Date|Jsonb|Json|Array|Enum)/;
@@ -50,35 +75,73 @@ function rowOf(table: PgTable, values: Record<string, unknown>): Row | undefined
  * An audited create on its own: when the whole row is known beforehand, the row, its activity log and its change-log
  * entries are one statement (atomic by itself: no transaction, one round trip); otherwise a plain audited create.
  */
-export async function createAudited<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>): Promise<RowOf<T>> {
+export async function createAudited<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>, also?: NamedEvent[]): Promise<RowOf<T>> {
   const row = rowOf(resource.table, values as Row);
   const log = row && activityLogOf(actor, { action: 'create', module: resource.module, resource: resource.name, resourceId: String(row.id), after: row });
-  if (!row || !log) return audited(db, actor, (work) => work.create(resource, values));
-  await db.execute(sql`with created as (${db.insert(resource.table as PgTable).values(row as never).getSQL()}), log as (${db.insert(activityLogs).values(log).getSQL()}) ${changeLogInsert(db, [
+  if (!row || !log) return audited(db, actor, (work) => work.create(resource, values, also));
+  const changes = changeLogInsert(db, [
     { resource: resource.name, rowId: String(row.id), after: row },
     { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
-  ]).getSQL()}`);
+  ]).getSQL();
+  const hooks = withDeliveries(changeEvents(log, also));
+  const created = sql`with created as (${db.insert(resource.table as PgTable).values(row as never).getSQL()})`;
+  if (!hooks) {
+    await db.execute(sql`${created}, log as (${db.insert(activityLogs).values(log).getSQL()}) ${changes}`);
+    return row as RowOf<T>;
+  }
+  const logged = db.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
+  const result = await db.execute(sql`${created}, log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`);
+  if (countOf(result)) deliveriesCommitted(db);
   return row as RowOf<T>;
 }
 
 /** The changes of one transaction, by one actor. */
 export class Work {
+  /** Webhook deliveries this transaction recorded so far. */
+  recorded = 0;
+  /** Events emitted and not yet written: the next audited statement (or the end of the transaction) writes them. */
+  private emitted: Emitted[] = [];
+
   constructor(readonly tx: Tx, readonly actor: Actor) {}
 
   /**
-   * Records a change made by hand (`tx` directly): its activity log, and in the change log the record and the log
-   * entry (both are listed resources). False for an update that changed nothing (nothing is written).
+   * A named webhook event with its own data (`newsletter.subscribed`, `campaign.sent`), recorded in this transaction:
+   * with the next audited change's statement, or at the end of the transaction when none follows.
+   */
+  emit(type: NamedEvent, data: Record<string, unknown>) {
+    this.emitted.push({ type, data, at: clock.now() });
+  }
+
+  /** Writes the events emitted since the last audited statement (one statement; none when there are none). */
+  async flush() {
+    const events = emittedEvents(this.emitted.splice(0));
+    if (events) this.recorded += countOf(await this.tx.execute(sql`with hooks as (${deliveriesInsert(events)}) select count(*)::int as n from hooks`));
+  }
+
+  /**
+   * Records a change made by hand (`tx` directly): its activity log, in the change log the record and the log entry
+   * (both are listed resources), and its webhook deliveries. False for an update that changed nothing (nothing is
+   * written).
    */
   async audit(change: Change): Promise<boolean> {
     const log = activityLogOf(this.actor, {
       action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
     });
     if (!log) return false;
-    // One statement (one round trip) for both: the log, and the change log's entries for the record and the log.
-    await this.tx.execute(sql`with log as (${this.tx.insert(activityLogs).values(log).getSQL()}) ${changeLogInsert(this.tx, [
+    // One statement (one round trip) for all: the log, the change log's entries for the record and the log, and the
+    // deliveries of its events (and of events emitted before it) to the endpoints subscribed.
+    const changes = changeLogInsert(this.tx, [
       { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
       { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
-    ]).getSQL()}`);
+    ]).getSQL();
+    const events = [changeEvents(log, change.also), emittedEvents(this.emitted.splice(0))].filter((e): e is SQL => e !== undefined);
+    const hooks = withDeliveries(events.length ? sql.join(events, sql` union all `) : undefined);
+    if (!hooks) {
+      await this.tx.execute(sql`with log as (${this.tx.insert(activityLogs).values(log).getSQL()}) ${changes}`);
+      return true;
+    }
+    const logged = this.tx.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
+    this.recorded += countOf(await this.tx.execute(sql`with log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`));
     return true;
   }
 
@@ -104,13 +167,17 @@ export class Work {
     // Two parameters however many rows: each set travels as one JSON array that PostgreSQL unpacks (building and
     // parsing thousands of bound parameters was most of a large batch's cost).
     const at = clock.now();
-    await this.tx.execute(sql`with log as (
+    const statement = sql`with log as (
       insert into ${activityLogs} (id, user_id, action, module, resource, resource_id, changes, ip_address, user_agent, created_at)
       select * from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as t(id uuid, user_id uuid, action text, module text, resource text,
-        resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz))
+        resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz)), changes as (
     insert into ${changeLog} (resource, row_id, before, after, created_at)
       select resource, row_id, before, after, ${at.toISOString()}::timestamptz from jsonb_to_recordset(${JSON.stringify(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })))}::jsonb)
-        as t(resource text, row_id uuid, before jsonb, after jsonb)`);
+        as t(resource text, row_id uuid, before jsonb, after jsonb))`;
+    // Their webhook events too, in the same statement (one JSON parameter), built from the logs as `audit` builds them.
+    const hooks = withDeliveries(batchEvents(logs));
+    if (!hooks) await this.tx.execute(sql`${statement} select 1`);
+    else this.recorded += countOf(await this.tx.execute(sql`${statement}${hooks.cte} ${hooks.tail}`));
   }
 
   /**
@@ -143,10 +210,10 @@ export class Work {
     return row as RowOf<T>;
   }
 
-  /** Audited insert. */
-  async create<T extends PgTable>(resource: Resource<T>, values: Patch<T>): Promise<RowOf<T>> {
+  /** Audited insert; `also`: further event types carrying the created event's data. */
+  async create<T extends PgTable>(resource: Resource<T>, values: Patch<T>, also?: NamedEvent[]): Promise<RowOf<T>> {
     const [row] = (await this.tx.insert(resource.table as PgTable).values(values as never).returning()) as Row[];
-    await this.audit({ action: 'create', resource, id: String(row.id), after: row });
+    await this.audit({ action: 'create', resource, id: String(row.id), after: row, also });
     return row as RowOf<T>;
   }
 

@@ -59,11 +59,16 @@ export type RowOf<T extends PgTable> = T['$inferSelect'];
 
 /** Every declared resource's name, by its table: which resource's changes a join reads. */
 const resourceNames = new Map<PgTable, string>();
+const declared: Resource[] = [];
 
 export const defineResource = <T extends PgTable>(resource: Resource<T>): Resource<T> => {
   resourceNames.set(resource.table, resource.name);
+  declared.push(resource as unknown as Resource);
   return resource;
 };
+
+/** Every resource declared so far (each module declares its own when loaded). */
+export const declaredResources = (): readonly Resource[] => declared;
 
 /** The resource a table belongs to, when one was declared. */
 export const resourceOfTable = (table: PgTable): string | undefined => resourceNames.get(table);

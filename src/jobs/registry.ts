@@ -18,6 +18,8 @@ export type JobDefinition<D extends object = object> = {
   exhausted?: (data: D, services: Services, error: unknown) => Promise<void>;
   /** Runs once the queue is up (e.g. resume work a crash interrupted). */
   onStart?: (services: Services) => Promise<void>;
+  /** Runs when the queue stops, before its workers do (end work of the job's own, timers, connections). */
+  onStop?: (services: Services) => Promise<void>;
 };
 
 /** A job, declared once: its name, handler and options. Every job is listed in `jobs/index.ts`. */
@@ -31,6 +33,7 @@ export const defineJob = <D extends object = object>(name: string, handler: JobD
  */
 export class Jobs {
   private boss: PgBoss | null = null;
+  private services: Services | null = null;
 
   constructor(private readonly definitions: JobDefinition<never>[], private readonly log: FastifyBaseLogger) {}
 
@@ -50,6 +53,7 @@ export class Jobs {
     await boss.start();
     this.boss = boss;
     const all: Services = { ...services, jobs: this };
+    this.services = all;
     for (const job of this.definitions) {
       await boss.createQueue(job.name);
       await boss.work<object>(job.name, { pollingIntervalSeconds: 1, includeMetadata: true }, async (batch) => {
@@ -72,7 +76,12 @@ export class Jobs {
 
   async stop() {
     const boss = this.boss;
+    const services = this.services;
     this.boss = null;
+    this.services = null;
+    if (services) {
+      for (const job of this.definitions) await job.onStop?.(services).catch((err: unknown) => this.log.error({ err, job: job.name }, 'job stop work failed'));
+    }
     await boss?.stop({ graceful: true, wait: true, timeout: 10_000 });
   }
 

@@ -1,3 +1,4 @@
 export * from './iam.js';
 export * from './cms.js';
 export * from './crm.js';
+export * from './webhooks.js';

@@ -3,7 +3,7 @@ import { clock } from '../../clock.js';
 import { and, eq, sql } from 'drizzle-orm';
 import { SYSTEM } from '../../data/actor.js';
 import { audited } from '../../data/mutations.js';
-import { campaignDeliveries, campaigns } from '../../db/schema/index.js';
+import { campaignDeliveries, campaigns, webhookDeliveries } from '../../db/schema/index.js';
 import { defineJob, type Services } from '../../jobs/registry.js';
 import type { Mail } from '../../mail/mailer.js';
 import { markdownProblem, renderMarkdown } from '../../mail/markdown.js';
@@ -117,6 +117,29 @@ async function failPending(services: Services, campaignId: string, error: string
   const failed = await services.database.db.update(campaignDeliveries).set({ status: 'failed', error: error.slice(0, 1000) })
     .where(pending(campaignId)).returning({ id: campaignDeliveries.id });
   services.log.error({ campaignId, failed: failed.length, error }, 'campaign delivery failed');
+  await announceSent(services, campaignId);
+}
+
+/**
+ * The `campaign.sent` webhook event, once a campaign's delivery finished (every recipient sent or failed), with its
+ * counts. Recorded once per campaign: the campaign row is locked, and an event already recorded is not recorded again.
+ */
+export async function announceSent(services: Services, campaignId: string) {
+  await audited(services.database.db, SYSTEM, async (work) => {
+    const [campaign] = await work.tx.select({ id: campaigns.id, name: campaigns.name, subject: campaigns.subject, sent_at: campaigns.sent_at })
+      .from(campaigns).where(and(eq(campaigns.id, campaignId), eq(campaigns.status, 'sent'))).for('update');
+    if (!campaign) return;
+    const [already] = await work.tx.select({ id: webhookDeliveries.id }).from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.event_type, 'campaign.sent'), sql`${webhookDeliveries.payload} -> 'data' ->> 'id' = ${campaignId}`)).limit(1);
+    if (already) return;
+    const counts = await work.tx.select({ status: campaignDeliveries.status, count: sql<number>`count(*)::int` }).from(campaignDeliveries)
+      .where(eq(campaignDeliveries.campaign_id, campaignId)).groupBy(campaignDeliveries.status);
+    const count = (status: string) => Number(counts.find((c) => c.status === status)?.count ?? 0);
+    work.emit('campaign.sent', {
+      id: campaign.id, resource: campaignResource.name, name: campaign.name, subject: campaign.subject, sent_at: campaign.sent_at,
+      deliveries: { total: counts.reduce((sum, c) => sum + Number(c.count), 0), sent: count('sent'), failed: count('failed') },
+    });
+  });
 }
 
 /** Campaigns being delivered by this process (PGlite: the only process). */
@@ -134,7 +157,10 @@ export async function deliverCampaign(services: Services, campaignId: string) {
     if (problem) return await failPending(services, campaignId, `content ${problem}`);
     const done = await sendPending(services, campaign, Date.now() + JOB_BUDGET_MS);
     if (!done) await services.jobs.send(campaignDelivery, { campaignId });
-    else services.log.info({ campaignId }, 'campaign delivered');
+    else {
+      services.log.info({ campaignId }, 'campaign delivered');
+      await announceSent(services, campaignId);
+    }
   } finally {
     active.delete(campaignId);
   }

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import type { Actor } from '../../data/actor.js';
 import { anyOf } from '../../data/filters.js';
-import { audited } from '../../data/mutations.js';
+import { createAudited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Db } from '../../db/client.js';
 import { INQUIRY_STATUSES, inquiries, users } from '../../db/schema/index.js';
@@ -65,8 +65,8 @@ const InquiryPatch = PartialStrict(Strict({ status: StringEnum(INQUIRY_STATUSES)
 /** A new inquiry starts unread. */
 const inquiryValues = (body: InquiryBody) => ({ ...body, email: body.email.toLowerCase(), status: 'unread' as const });
 
-/** Stores an inquiry sent through the public form, audited. */
-export const receiveInquiry = (db: Db, actor: Actor, body: InquiryBody) => audited(db, actor, (work) => work.create(inquiryResource, inquiryValues(body)));
+/** Stores an inquiry sent through the public form, audited; its webhook events are `inquiry.created` and `inquiry.received`. */
+export const receiveInquiry = (db: Db, actor: Actor, body: InquiryBody) => createAudited(db, actor, inquiryResource, inquiryValues(body), ['inquiry.received']);
 
 export default async function inquiryRoutes(app: App) {
   resourceRoutes(app, inquiryResource, {

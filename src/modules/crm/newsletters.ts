@@ -68,19 +68,23 @@ export type SubscribeResult = { id: string; outcome: 'created' | 'resubscribed' 
 
 /**
  * Subscribes an address (lower-cased): a new one is created, an unsubscribed one is subscribed again, a subscribed
- * one is left as it is. Audited; shared by the staff API and the public form.
+ * one is left as it is. Audited; shared by the staff API and the public form, whose subscriptions are announced
+ * (`announce`) as the `newsletter.subscribed` webhook event.
  */
-export function subscribe(db: Db, actor: Actor, email: string, name?: string | null): Promise<SubscribeResult> {
+export function subscribe(db: Db, actor: Actor, email: string, name?: string | null, options: { announce?: boolean } = {}): Promise<SubscribeResult> {
   const address = email.trim().toLowerCase();
   return audited(db, actor, async (work) => {
     const [inserted] = await work.tx.insert(subscriptions).values({ email: address, name: name ?? null }).onConflictDoNothing().returning();
     if (inserted) {
+      // Emitted first, so the create's own statement records it.
+      if (options.announce) work.emit('newsletter.subscribed', { id: inserted.id, resource: newsletterResource.name, resubscribed: false, after: inserted });
       await work.audit({ action: 'create', resource: newsletterResource, id: inserted.id, after: inserted });
       return { id: inserted.id, outcome: 'created' as const };
     }
     const [current] = await work.tx.select().from(subscriptions).where(eq(subscriptions.email, address)).for('update');
     if (current.status === 'subscribed') return { id: current.id, outcome: 'already' as const };
-    await changeSubscription(work, current.id, { status: 'subscribed', ...(name ? { name } : {}) });
+    const row = await changeSubscription(work, current.id, { status: 'subscribed', ...(name ? { name } : {}) });
+    if (options.announce) work.emit('newsletter.subscribed', { id: row.id, resource: newsletterResource.name, resubscribed: true, after: row });
     return { id: current.id, outcome: 'resubscribed' as const };
   });
 }

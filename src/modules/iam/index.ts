@@ -5,6 +5,7 @@ import apiTokenRoutes from './api-tokens.js';
 import departmentRoutes from './departments.js';
 import moduleAccessRoutes from './module-access.js';
 import userRoutes from './users.js';
+import webhookRoutes from './webhooks.js';
 
 /** The iam module: every route inside is guarded by the iam permissions. */
 export default moduleRoutes('iam', async (app: App) => {
@@ -13,4 +14,5 @@ export default moduleRoutes('iam', async (app: App) => {
   await app.register(moduleAccessRoutes);
   await app.register(activityLogRoutes);
   await app.register(apiTokenRoutes);
+  await app.register(webhookRoutes);
 });

@@ -7,12 +7,12 @@ import type { App } from '../../app.js';
 import { generatePassword, insertUserWithPassword } from '../../auth/accounts.js';
 import { bcryptHasher, passwordProblem } from '../../auth/passwords.js';
 import type { Config } from '../../config.js';
-import { userActor } from '../../data/actor.js';
+import { type Actor, userActor } from '../../data/actor.js';
 import { equals, is } from '../../data/filters.js';
 import { audited, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Database, Executor } from '../../db/client.js';
-import { accounts, apiTokens, departments, MODULES, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
+import { accounts, apiTokens, departments, MODULES, type ModuleName, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
@@ -107,6 +107,61 @@ async function assertEmailFree(db: Executor, email: string, exceptId?: string) {
   if (taken) throw conflict('A user with this e-mail address already exists');
 }
 
+/** A new password for a user (hashed beforehand): their credential replaced, every session of theirs ended. */
+async function replaceCredential(work: Work, id: string, passwordHash: string) {
+  const changed = await work.tx.update(accounts).set({ password: passwordHash, updatedAt: clock.now() })
+    .where(and(eq(accounts.userId, id), eq(accounts.providerId, 'credential'))).returning({ id: accounts.id });
+  if (!changed.length) await work.tx.insert(accounts).values({ accountId: id, providerId: 'credential', userId: id, password: passwordHash });
+  await work.tx.delete(sessions).where(eq(sessions.userId, id));
+}
+
+/** The live user with this address, locked, or 404. */
+async function lockUserByEmail(work: Work, email: string): Promise<UserRow> {
+  const [found] = await work.tx.select({ id: users.id }).from(users).where(and(eq(users.email, email.toLowerCase()), isNull(users.deletedAt))).limit(1);
+  if (!found) throw notFound('User');
+  return lockUser(work, found.id);
+}
+
+/**
+ * What an operator does from the command line (`npm run admin`), each change audited like the API's (issue 15):
+ * create a user, set a password, turn two-factor off for someone locked out.
+ */
+export const administration = {
+  /** A new user with the given module flags; 409 when the address is taken. */
+  async createUser(database: Database, actor: Actor, user: { email: string; name: string; password: string; grants: Partial<Record<ModuleName, { can_read: boolean; can_write: boolean; can_delete: boolean }>> }, bcryptCost: number) {
+    assertPassword(user.password);
+    await assertEmailFree(database.db, user.email);
+    const hash = await bcryptHasher(bcryptCost).hash(user.password);
+    return audited(database.db, actor, async (work) => {
+      const row = await createUser(work, { email: user.email, name: user.name, emailVerified: true }, hash);
+      for (const [module, flags] of Object.entries(user.grants)) await work.create(moduleAccessResource, { user_id: row.id, module: module as ModuleName, ...flags });
+      return row;
+    });
+  },
+  /** A new password; the user's sessions end. */
+  async setPassword(database: Database, actor: Actor, email: string, password: string, bcryptCost: number) {
+    assertPassword(password);
+    const hash = await bcryptHasher(bcryptCost).hash(password);
+    return audited(database.db, actor, async (work) => {
+      const user = await lockUserByEmail(work, email);
+      await replaceCredential(work, user.id, hash);
+      await work.audit({ action: 'update', resource: userResource, id: user.id, before: { credential: null }, after: { credential: 'replaced' } });
+      return user;
+    });
+  },
+  /** Two-factor off (its secret and backup codes gone); false when it was not on. The password is unchanged. */
+  async disableTwoFactor(database: Database, actor: Actor, email: string) {
+    return audited(database.db, actor, async (work) => {
+      const user = await lockUserByEmail(work, email);
+      const removed = await work.tx.delete(twoFactors).where(eq(twoFactors.userId, user.id)).returning({ id: twoFactors.id });
+      if (!user.twoFactorEnabled && !removed.length) return false;
+      await work.tx.update(users).set({ twoFactorEnabled: false, updatedAt: clock.now() }).where(eq(users.id, user.id));
+      await work.audit({ action: 'update', resource: userResource, id: user.id, before: { twoFactorEnabled: user.twoFactorEnabled }, after: { twoFactorEnabled: false } });
+      return true;
+    });
+  },
+};
+
 /** Locks a non-deleted user, or 404. */
 async function lockUser(work: Work, id: string): Promise<UserRow> {
   const row = await work.lock(userResource, id);
@@ -186,10 +241,7 @@ export default async function userRoutes(app: App) {
         const after: Record<string, unknown> = auditedFields(updated);
         const before: Record<string, unknown> = auditedFields(current);
         if (passwordHash) {
-          const changed = await work.tx.update(accounts).set({ password: passwordHash, updatedAt: clock.now() })
-            .where(and(eq(accounts.userId, id), eq(accounts.providerId, 'credential'))).returning({ id: accounts.id });
-          if (!changed.length) await work.tx.insert(accounts).values({ accountId: id, providerId: 'credential', userId: id, password: passwordHash });
-          await work.tx.delete(sessions).where(eq(sessions.userId, id));
+          await replaceCredential(work, id, passwordHash);
           // The log says the credential changed, never what it is.
           before.credential = null;
           after.credential = 'replaced';

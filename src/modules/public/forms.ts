@@ -28,7 +28,7 @@ export default async function publicFormRoutes(app: App) {
       response: { 200: Message, ...errorResponses },
     },
   }, async (request) => {
-    await subscribe(app.database.db, await actorOf(app, request), request.body.email, request.body.name ?? null);
+    await subscribe(app.database.db, await actorOf(app, request), request.body.email, request.body.name ?? null, { announce: true });
     return { message: 'Thank you for subscribing' };
   });
 }
