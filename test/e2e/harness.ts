@@ -139,8 +139,17 @@ export async function shot(page: Page, name: string) {
 
 /** No horizontal scrolling of the page itself (a wide table scrolls in its own region). */
 export async function expectNoOverflow(page: Page, name: string) {
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflow, `horizontal overflow on ${name}`).toBeLessThanOrEqual(0);
+  const { overflow, culprits } = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    // The innermost elements that reach past the right edge (none of their children does): what to fix.
+    const past = (el: Element) => el.getBoundingClientRect().right > width + 1;
+    const culprits = [...document.querySelectorAll('body *')]
+      .filter((el) => past(el) && ![...el.children].some(past))
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].slice(0, 3).join('.')} (${Math.round(el.getBoundingClientRect().right)} px)`);
+    return { overflow: document.documentElement.scrollWidth - width, culprits };
+  });
+  expect(overflow, `horizontal overflow on ${name}: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
 }
 
 /** An input by its label as a person reads it (a required field's label ends in an asterisk). */

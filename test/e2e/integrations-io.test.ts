@@ -149,7 +149,10 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
 
   test('webhooks: an endpoint is created (secret shown once), a test event reaches the receiver, a failed delivery is retried', async () => {
     await menuItem(page, 'Webhooks').click();
+    await page.waitForURL(/\/webhooks$/);
+    await page.getByText('No Webhooks yet').waitFor();
     await page.getByRole('link', { name: 'Create' }).first().click();
+    await page.waitForURL(/\/webhooks\/create$/);
     await field(page, 'URL').fill(receiverUrl);
     await field(page, 'Description').fill('Website CRM sync');
     const events = page.getByRole('combobox', { name: /^Events/ });
@@ -173,8 +176,10 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     await shot(page, 'webhook-secret');
     await secretDialog.getByRole('button', { name: 'I have stored the secret' }).click();
     await page.waitForURL(/\/webhooks\/[^/]+\/show$/);
-    await page.getByText('Website CRM sync').waitFor();
-    await page.getByText('lead.created, inquiry.received').waitFor();
+    await secretDialog.waitFor({ state: 'detached' });
+    await heading(page, 'Delivery log').waitFor();
+    await page.getByText('Website CRM sync', { exact: true }).waitFor();
+    await page.getByText('lead.created, inquiry.received', { exact: true }).waitFor();
     expect(await page.content()).not.toContain(secret);
     await page.getByText(/No deliveries yet/).waitFor();
 
@@ -228,7 +233,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     await expectAccessible(page, 'webhooks list');
     await page.setViewportSize({ width: 375, height: 740 });
     try {
-      for (const path of ['/webhooks', webhookPath, '/webhooks/create']) {
+      for (const path of ['/webhooks', webhookPath, webhookPath.replace(/show$/, 'edit'), '/webhooks/create']) {
         await page.goto(`${base}${path}`);
         await page.locator('#main-content').waitFor();
         await page.waitForLoadState('networkidle');

@@ -7,6 +7,7 @@ import { specOf } from '../resources/declarations';
 import { FieldValue } from '../resources/fields';
 import type { FieldSpec } from '../resources/types';
 import { RowErrorTable, type RowError } from './RowErrorTable';
+import { short } from './short';
 
 type Import = {
   id: string; resource: 'leads' | 'inventory' | 'newsletters'; filename: string; status: 'queued' | 'running' | 'completed' | 'failed';
@@ -103,7 +104,7 @@ function Progress() {
 
 function Title() {
   const record = useRecordContext<Import>();
-  return <>{record ? `Import: ${record.filename}` : 'Import'}</>;
+  return <>{record ? `Import: ${short(record.filename)}` : 'Import'}</>;
 }
 
 /** An import's page: polled every second while it is queued or running. */

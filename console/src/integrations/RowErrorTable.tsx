@@ -7,7 +7,7 @@ export function RowErrorTable({ errors, truncated, label }: { errors: RowError[]
   return (
     <>
       {/* Scrolls on its own (up to 1,000 rows); focusable, so a keyboard can scroll it too. */}
-      <Box role="region" aria-label={label} tabIndex={0} sx={{ maxHeight: 360, overflow: 'auto', '&:focus-visible': { outline: 2, outlineColor: 'primary.main' } }}>
+      <Box role="region" aria-label={label} tabIndex={0} sx={{ maxHeight: 360, overflow: 'auto', contain: 'inline-size', '&:focus-visible': { outline: 2, outlineColor: 'primary.main' } }}>
         <Table size="small" stickyHeader aria-label={label}>
           <TableHead>
             <TableRow>

@@ -10,6 +10,7 @@ import { formErrors } from '../api/dataProvider';
 import { api } from '../api/http';
 import { specOf } from '../resources/declarations';
 import { SecretDialog } from './SecretDialog';
+import { hostOf, short } from './short';
 
 const spec = specOf('webhooks');
 export const ALL_EVENTS = '*';
@@ -81,14 +82,17 @@ export function WebhookCreate() {
           <WebhookInputs />
         </SimpleForm>
       </Card>
-      {created ? <SecretDialog secret={created.secret} onClose={() => navigate(`/webhooks/${created.id}/show`)} /> : null}
+      {created ? <SecretDialog secret={created.secret} onClose={() => {
+        setCreated(undefined);
+        navigate(`/webhooks/${created.id}/show`);
+      }} /> : null}
     </Box>
   );
 }
 
 function EditTitle() {
   const record = useRecordContext();
-  return <>{record ? `Edit webhook: ${record.url}` : 'Edit webhook'}</>;
+  return <>{record ? `Edit webhook: ${short(hostOf(record.url), 24)}` : 'Edit webhook'}</>;
 }
 
 function EditToolbar() {

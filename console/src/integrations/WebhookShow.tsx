@@ -15,6 +15,7 @@ import { FieldGrid } from '../shared/FieldGrid';
 import { ScrollX } from '../shared/ScrollX';
 import { useApiAction } from '../shared/useApiAction';
 import { SecretDialog } from './SecretDialog';
+import { hostOf, short } from './short';
 
 const spec = specOf('webhooks');
 const STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -103,7 +104,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
     <Box component="section" aria-labelledby="webhook-deliveries" sx={{ p: 2 }}>
       <Stack direction="row" spacing={2} useFlexGap sx={{ alignItems: 'center', flexWrap: 'wrap', mb: 1 }}>
         <Typography id="webhook-deliveries" variant="h6" component="h2" sx={{ flexGrow: 1 }}>Delivery log</Typography>
-        <TextField select size="small" label="Status" value={status} onChange={(event) => { setStatus(event.target.value); setPage(0); }} sx={{ minWidth: 160 }}>
+        <TextField select size="small" label="Status" value={status} onChange={(event) => { setStatus(event.target.value); setPage(0); }} fullWidth={false} sx={{ width: 180 }}>
           <MenuItem value="">Any</MenuItem>
           {STATUSES.map((value) => <MenuItem key={value} value={value}>{value}</MenuItem>)}
         </TextField>
@@ -112,6 +113,8 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
       {log.error ? <Typography color="error">{(log.error as Error).message}</Typography> : null}
       {log.data && !rows.length ? <Typography variant="body2" sx={{ py: 2 }}>No deliveries{status ? ` with status ${status}` : ' yet'}. Events this endpoint subscribes to appear here; so does a test event.</Typography> : null}
       {rows.length ? (
+        // Its width is the card's, not the table's (which scrolls inside): a phone's page does not widen.
+        <Box sx={{ contain: 'inline-size' }}>
         <ScrollX label="Delivery log table">
           <Table size="small" aria-labelledby="webhook-deliveries">
             <TableHead>
@@ -123,7 +126,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
                 <TableCell>Next attempt</TableCell>
                 <TableCell>Delivered</TableCell>
                 <TableCell>Recorded</TableCell>
-                <TableCell><Box component="span" sx={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>Actions</Box></TableCell>
+                <TableCell>Actions</TableCell>
               </TableRow>
             </TableHead>
             <TableBody>
@@ -153,6 +156,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
             </TableBody>
           </Table>
         </ScrollX>
+        </Box>
       ) : null}
       {log.data && log.data.pagination.total > 10 ? (
         <TablePagination
@@ -184,7 +188,8 @@ function Actions() {
     if (answer) setSecret(answer.secret);
   };
   return (
-    <TopToolbar>
+    // Three actions wrap onto two lines on a phone rather than widen the page.
+    <TopToolbar sx={{ flexWrap: 'wrap', minWidth: 0 }}>
       <EditButton label="Edit" />
       {write ? <Button size="small" disabled={busy} onClick={() => setConfirming(true)}>Rotate secret</Button> : null}
       <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete webhook "${record.url}"?`} confirmContent="Its delivery log is deleted too. This cannot be undone." />
@@ -203,7 +208,7 @@ function Actions() {
 
 function Title() {
   const record = useRecordContext<Webhook>();
-  return <>{record ? `Webhook: ${record.url}` : 'Webhook'}</>;
+  return <>{record ? `Webhook: ${short(hostOf(record.url))}` : 'Webhook'}</>;
 }
 
 function Log() {
@@ -214,7 +219,8 @@ function Log() {
 /** An endpoint: its fields, Edit / Rotate secret / Delete as the user may, and its delivery log. */
 export default function WebhookShow() {
   return (
-    <Show title={<Title />} actions={<Actions />}>
+    // The card may shrink below its table's width (which then scrolls in its own region); a long URL wraps.
+    <Show title={<Title />} actions={<Actions />} sx={{ '& .RaShow-card': { minWidth: 0, overflowWrap: 'anywhere' } }}>
       <SimpleShowLayout>
         <FieldGrid fields={spec.fields} />
       </SimpleShowLayout>
