@@ -1,9 +1,9 @@
-import { Box, Card } from '@mui/material';
+import { Alert, Box, Card } from '@mui/material';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import {
   AutocompleteArrayInput, BooleanInput, DeleteButton, Edit, HttpError, required, SaveButton, SimpleForm, TextInput, Title, Toolbar,
-  useLogoutIfAccessDenied, useNotify, useRecordContext,
+  useCanAccess, useLogoutIfAccessDenied, useNotify, useRecordContext,
 } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 import { formErrors } from '../api/dataProvider';
@@ -60,6 +60,7 @@ export function WebhookCreate() {
   const notify = useNotify();
   const queryClient = useQueryClient();
   const logoutIfAccessDenied = useLogoutIfAccessDenied();
+  const canCreate = useCanAccess({ resource: 'webhooks', action: 'create' });
   const submit = async (values: Record<string, any>) => {
     try {
       // Not through the data provider: it reads the record back, and the secret is only in this answer.
@@ -74,6 +75,9 @@ export function WebhookCreate() {
       return mapped instanceof HttpError ? mapped.body?.errors : undefined;
     }
   };
+  if (!canCreate.isPending && !canCreate.canAccess) {
+    return <Box sx={{ mt: 2 }}><Title title="Create webhook" /><Alert severity="info">Registering a webhook needs write access to the Access module.</Alert></Box>;
+  }
   return (
     <Box sx={{ mt: 2 }}>
       <Title title="Create webhook" />
