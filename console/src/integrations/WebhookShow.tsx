@@ -28,6 +28,8 @@ type Delivery = {
 type Page = { data: Delivery[]; pagination: { page: number; limit: number; total: number } };
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+/** A cell that may wrap (dates at their comma, errors anywhere); the others keep to one line. */
+const WRAP = { '&&': { whiteSpace: 'normal' }, minWidth: 110 } as const;
 const when = (value: string | null) => (value ? dateTime.format(new Date(value)) : '—');
 
 function useWrite() {
@@ -116,7 +118,7 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
         // Its width is the card's, not the table's (which scrolls inside): a phone's page does not widen.
         <Box sx={{ contain: 'inline-size' }}>
         <ScrollX label="Delivery log table">
-          <Table size="small" aria-labelledby="webhook-deliveries">
+          <Table size="small" aria-labelledby="webhook-deliveries" sx={{ '& th, & td': { whiteSpace: 'nowrap' } }}>
             <TableHead>
               <TableRow>
                 <TableCell>Event</TableCell>
@@ -135,14 +137,14 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
                   <TableCell>{delivery.event_type}</TableCell>
                   <TableCell>{delivery.status}</TableCell>
                   <TableCell align="right">{delivery.attempts}</TableCell>
-                  <TableCell sx={{ maxWidth: 280, overflowWrap: 'anywhere' }}>
+                  <TableCell sx={{ ...WRAP, minWidth: 120, maxWidth: 320, overflowWrap: 'anywhere' }}>
                     {delivery.last_status_code ?? (delivery.last_error ? '' : '—')}
                     {delivery.last_status_code && delivery.last_error ? ': ' : ''}
                     {delivery.last_error ?? ''}
                   </TableCell>
-                  <TableCell>{delivery.status === 'pending' ? when(delivery.next_attempt_at) : '—'}</TableCell>
-                  <TableCell>{when(delivery.delivered_at)}</TableCell>
-                  <TableCell>{when(delivery.created_at)}</TableCell>
+                  <TableCell sx={WRAP}>{delivery.status === 'pending' ? when(delivery.next_attempt_at) : '—'}</TableCell>
+                  <TableCell sx={WRAP}>{when(delivery.delivered_at)}</TableCell>
+                  <TableCell sx={WRAP}>{when(delivery.created_at)}</TableCell>
                   <TableCell>
                     <Stack direction="row" spacing={1}>
                       <Button size="small" onClick={() => setPayload(delivery.id)} aria-label={`Payload of ${delivery.event_type}, ${when(delivery.created_at)}`}>Payload</Button>
@@ -220,8 +222,8 @@ function Log() {
 export default function WebhookShow() {
   return (
     // The card may shrink below its table's width (which then scrolls in its own region); a long URL wraps.
-    <Show title={<Title />} actions={<Actions />} sx={{ '& .RaShow-card': { minWidth: 0, overflowWrap: 'anywhere' } }}>
-      <SimpleShowLayout>
+    <Show title={<Title />} actions={<Actions />} sx={{ '& .RaShow-card': { minWidth: 0 } }}>
+      <SimpleShowLayout sx={{ overflowWrap: 'anywhere' }}>
         <FieldGrid fields={spec.fields} />
       </SimpleShowLayout>
       <Log />
