@@ -2,6 +2,7 @@ import { activityLogRetention } from '../audit/retention.js';
 import { changeLogPrune } from '../data/changes.js';
 import { campaignDelivery, campaignScheduled } from '../modules/crm/delivery.js';
 import { importJob } from '../modules/crm/import-engine.js';
+import { unusedUploadsCleanup } from '../media/cleanup.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, unusedUploadsCleanup];
