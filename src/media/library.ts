@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { clock } from '../clock.js';
 import { SYSTEM, type Actor } from '../data/actor.js';
 import { audited, type Work } from '../data/mutations.js';
-import { defineResource, type RowOf } from '../data/resource.js';
+import { defineResource, type ImageFields, type Resource, type RowOf } from '../data/resource.js';
 import type { Db, Executor } from '../db/client.js';
 import { uploads, users } from '../db/schema/index.js';
 import type { Storage } from './storage.js';
@@ -58,12 +58,6 @@ export function imageInfo(upload: Pick<Upload, 'name' | 'width' | 'height' | 'va
   return { ...original, width: upload.width, height: upload.height, variants, srcset };
 }
 
-/**
- * Image fields of a resource's answers → the sibling field that gives the variants (`cover_photo` →
- * `cover_photo_variants`); a nested list maps its own fields (`galleries: {image_url: 'image'}`).
- */
-export type ImageFields = Record<string, string | Record<string, string>>;
-
 type Row = Record<string, unknown>;
 
 /** The stored original named by a field's value (`/uploads/<name>` or a URL ending so), if any. */
@@ -111,6 +105,11 @@ export async function withImages(db: Executor, baseUrl: string, rows: Row[], fie
     return next;
   };
   return rows.map((row) => add(row, fields));
+}
+
+/** A resource's rows with the variants of their image fields (as they are when it declares none). */
+export async function withResourceImages<R extends Row>(db: Executor, baseUrl: string, resource: Resource, rows: R[]): Promise<R[]> {
+  return resource.images ? (await withImages(db, baseUrl, rows, resource.images)) as R[] : rows;
 }
 
 // ── Where an upload is used ───────────────────────────────────────────────────────────────────────────────
