@@ -275,7 +275,7 @@ export default async function uploadRoutes(app: App) {
 
 export function translate(err: unknown, maxBytes: number): unknown {
   if (err instanceof ApiError) return err;
-  if (err instanceof ImageRefused) return validationError({ file: `The image ${err.message}` });
+  if (err instanceof ImageRefused) return validationError({ file: err.message });
   const code = (err as { code?: string } | null)?.code;
   if (err instanceof TooLarge || code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes`);
