@@ -30,13 +30,12 @@ const quoted = (value: string) => `"${value}"`;
 /** The local directory (UPLOAD_DIR): one instance, or several sharing a network file system. */
 export class LocalStorage implements Storage {
   readonly kind = 'local';
-  private ready: Promise<unknown>;
+  private ready: Promise<unknown> | undefined;
 
-  constructor(readonly dir: string) {
-    this.ready = mkdir(dir, { recursive: true });
-  }
+  constructor(readonly dir: string) {}
 
   async put(name: string, body: Buffer) {
+    this.ready ??= mkdir(this.dir, { recursive: true }).finally(() => (this.ready = undefined));
     await this.ready;
     // Written beside, then renamed into place: a reader never sees half a file.
     const temp = join(this.dir, `.${name}.${process.pid}.part`);
