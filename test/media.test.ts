@@ -145,6 +145,11 @@ describe.each(kinds)('images and storage (%s)', (kind) => {
       expect(again.statusCode).toBe(304);
       expect(again.rawPayload.length).toBe(0);
     }
+    const head = await ctx.app.inject({ method: 'HEAD', url: photo.variants[0].path });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-type']).toBe('image/webp');
+    expect(Number(head.headers['content-length'])).toBeGreaterThan(0);
+    expect(head.rawPayload.length).toBe(0);
     // No 1280 or 1920 variant exists for a 1000-wide image.
     expect((await as(ctx, none).get(photo.path.replace('.jpg', '-1280.webp'))).statusCode).toBe(404);
   });

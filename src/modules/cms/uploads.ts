@@ -118,7 +118,10 @@ export default async function uploadRoutes(app: App) {
   const storage = storageOf(app.config);
   app.addHook('onClose', async () => closeStorage(app.config));
 
-  app.get('/uploads/:name', {
+  // GET and HEAD declared together: Fastify's own HEAD route would read the whole file (or S3 object) to discard it.
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/uploads/:name',
     config: { rateBucket: 'read' },
     schema: {
       tags: ['uploads'],
@@ -133,25 +136,26 @@ export default async function uploadRoutes(app: App) {
         404: ErrorBody,
       },
     },
-  }, async (request, reply) => {
-    const { name } = request.params;
-    const match = STORED_NAME.exec(name);
-    if (!match) throw notFound('File');
-    const file = await storage.get(name);
-    if (!file) throw notFound('File');
-    reply
-      .header('etag', file.etag)
-      .header('x-content-type-options', 'nosniff')
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .header('cross-origin-resource-policy', 'cross-origin');
-    const inm = request.headers['if-none-match'];
-    if (request.method === 'HEAD' || (inm && inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag))) {
-      file.body.destroy();
-      if (request.method !== 'HEAD') return reply.code(304).send();
-    }
-    reply.header('content-type', IMAGE_TYPES[match[3]]).header('content-length', file.size);
-    if (request.method === 'HEAD') return reply.send();
-    return reply.send(file.body as never); // a stream; the schema above only documents it
+    handler: async (request, reply) => {
+      const { name } = request.params;
+      const match = STORED_NAME.exec(name);
+      if (!match) throw notFound('File');
+      const file = await storage.get(name);
+      if (!file) throw notFound('File');
+      reply
+        .header('etag', file.etag)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('cross-origin-resource-policy', 'cross-origin');
+      const inm = request.headers['if-none-match'];
+      if (request.method === 'HEAD' || (inm && inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag))) {
+        file.body.destroy();
+        if (request.method !== 'HEAD') return reply.code(304).send();
+      }
+      reply.header('content-type', IMAGE_TYPES[match[3]]).header('content-length', file.size);
+      if (request.method === 'HEAD') return reply.send();
+      return reply.send(file.body as never); // a stream; the schema above only documents it
+    },
   });
 
   await app.register(async (scoped: App) => {
