@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import { type Static, Type } from '@sinclair/typebox';
 import { fileTypeFromBuffer } from 'file-type';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import { audited, createAudited } from '../../data/mutations.js';
@@ -118,10 +119,29 @@ export default async function uploadRoutes(app: App) {
   const storage = storageOf(app.config);
   app.addHook('onClose', async () => closeStorage(app.config));
 
-  // GET and HEAD declared together: Fastify's own HEAD route would read the whole file (or S3 object) to discard it.
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/uploads/:name',
+  const serve = async (request: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) => {
+    const { name } = request.params;
+    const match = STORED_NAME.exec(name);
+    if (!match) throw notFound('File');
+    const file = await storage.get(name);
+    if (!file) throw notFound('File');
+    reply
+      .header('etag', file.etag)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('cross-origin-resource-policy', 'cross-origin');
+    const inm = request.headers['if-none-match'];
+    if (request.method === 'HEAD' || (inm && inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag))) {
+      file.body.destroy();
+      if (request.method !== 'HEAD') return reply.code(304).send();
+    }
+    reply.header('content-type', IMAGE_TYPES[match[3]]).header('content-length', file.size);
+    if (request.method === 'HEAD') return reply.send();
+    return reply.send(file.body as never); // a stream; the GET schema only documents it
+  };
+  // HEAD declared first (and kept out of the docs): Fastify's own HEAD route would read the whole file or S3 object to discard it.
+  app.head('/uploads/:name', { config: { rateBucket: 'read' }, schema: { hide: true, params: Strict({ name: Type.String({ maxLength: 100 }) }) } }, serve);
+  app.get('/uploads/:name', {
     config: { rateBucket: 'read' },
     schema: {
       tags: ['uploads'],
@@ -136,27 +156,7 @@ export default async function uploadRoutes(app: App) {
         404: ErrorBody,
       },
     },
-    handler: async (request, reply) => {
-      const { name } = request.params;
-      const match = STORED_NAME.exec(name);
-      if (!match) throw notFound('File');
-      const file = await storage.get(name);
-      if (!file) throw notFound('File');
-      reply
-        .header('etag', file.etag)
-        .header('x-content-type-options', 'nosniff')
-        .header('cache-control', 'public, max-age=31536000, immutable')
-        .header('cross-origin-resource-policy', 'cross-origin');
-      const inm = request.headers['if-none-match'];
-      if (request.method === 'HEAD' || (inm && inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag))) {
-        file.body.destroy();
-        if (request.method !== 'HEAD') return reply.code(304).send();
-      }
-      reply.header('content-type', IMAGE_TYPES[match[3]]).header('content-length', file.size);
-      if (request.method === 'HEAD') return reply.send();
-      return reply.send(file.body as never); // a stream; the schema above only documents it
-    },
-  });
+  }, serve);
 
   await app.register(async (scoped: App) => {
     await scoped.register(multipart, {
