@@ -32,6 +32,12 @@ export type Config = {
   activityLogRetentionDays: number;
   uploadDir: string;
   uploadMaxBytes: number;
+  /** Images with more pixels than this are refused (decompression bombs). */
+  uploadMaxPixels: number;
+  /** An upload referenced by nothing for this long is removed by the cleanup job. */
+  uploadUnusedRetentionHours: number;
+  /** S3-compatible object storage for uploads; undefined: the local UPLOAD_DIR. */
+  s3: S3Config | undefined;
   /** Largest CSV file an import accepts. */
   importMaxBytes: number;
   logLevel: string;
@@ -47,6 +53,18 @@ export type Config = {
   webhookAllowPrivate: boolean;
   /** Delivered and failed webhook deliveries older than this many days are purged daily. */
   webhookDeliveryRetentionDays: number;
+};
+
+export type S3Config = {
+  /** Undefined: AWS's own endpoint for the region. */
+  endpoint: string | undefined;
+  bucket: string;
+  region: string;
+  /** Undefined: the AWS SDK's default credential chain (instance role, shared files…). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key` (MinIO and most self-hosted servers). */
+  forcePathStyle: boolean;
 };
 
 type Env = Record<string, string | undefined>;
@@ -123,6 +141,24 @@ function developmentSecret(dataDir: string): string {
   const secret = randomBytes(32).toString('base64url');
   writeFileSync(file, secret, { mode: 0o600 });
   return secret;
+}
+
+/** S3 settings: S3_BUCKET turns object storage on; the keys come as a pair. */
+function s3Of(env: Env): S3Config | undefined {
+  const bucket = env.S3_BUCKET?.trim();
+  const endpoint = url(env, 'S3_ENDPOINT', ['http', 'https']);
+  const accessKeyId = env.S3_ACCESS_KEY_ID?.trim() || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY?.trim() || undefined;
+  if (!bucket) {
+    const stray = ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].find((name) => env[name]?.trim());
+    if (stray) throw new ConfigError(`S3_BUCKET is required when ${stray} is set`);
+    return undefined;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError(`S3_BUCKET must be a bucket name (3–63 lower-case letters, digits, dots, hyphens), got "${bucket}"`);
+  if (!accessKeyId !== !secretAccessKey) throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  const region = env.S3_REGION?.trim() || 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1, got "${region}"`);
+  return { endpoint, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', endpoint !== undefined) };
 }
 
 /** Reads `.env` from the working directory (real environment variables win). */
@@ -202,6 +238,9 @@ export function loadConfig(env: Env = process.env): Config {
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
+    uploadMaxPixels: integer(env, 'UPLOAD_MAX_PIXELS', 100_000_000, 1, 2 ** 31),
+    uploadUnusedRetentionHours: integer(env, 'UPLOAD_UNUSED_RETENTION_HOURS', 24 * 7, 1, 24 * 366 * 10),
+    s3: s3Of(env),
     // A JavaScript string holds at most 2^29 characters: a file larger than half of that could not be read as text.
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 50 * 1024 * 1024, 1, 256 * 1024 * 1024),
     logLevel,
