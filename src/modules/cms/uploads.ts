@@ -15,6 +15,7 @@ import { audited, createAudited } from '../../data/mutations.js';
 import { uuidv7 } from '../../db/schema/common.js';
 import { ApiError, conflict, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
+import { fileField, multipartError, TooLarge } from '../../http/multipart-file.js';
 import { listQuerySchema } from '../../http/list-query.js';
 import { ErrorBody, errorResponses, ImageVariant, Message, Nullable, Paginated, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { IMAGE_TYPES, ImageRefused, processImage } from '../../media/images.js';
@@ -62,7 +63,6 @@ const UploadListItem = Strict({
 
 const NameParams = Strict({ name: Type.String({ pattern: UPLOAD_NAME, maxLength: 40, description: 'Stored name of an original', examples: ['3f9a0c8e1b2d4e5f60718293a4b5c6d7.jpg'] }) });
 
-export class TooLarge extends Error {}
 
 /**
  * Holds back the first bytes until the type is known: refuses anything that is not an accepted image before a
@@ -179,22 +179,7 @@ export default async function uploadRoutes(app: App) {
         // The multipart body is read by the handler as a stream; the schema above documents it.
         validatorCompiler: () => () => true,
       }, async (request, reply) => {
-        if (!request.isMultipart()) throw unsupportedMediaType('Send the file as multipart/form-data in the field "file"');
-        // A refusal before the whole body arrived closes the connection: the rest of the body is never read.
-        const refuse = (err: unknown) => {
-          const http = translate(err, uploadMaxBytes);
-          return http instanceof ApiError && !request.raw.readableEnded
-            ? new ApiError(http.statusCode, http.body, { ...http.headers, connection: 'close' })
-            : http;
-        };
-        const part = await request.file().catch((err) => {
-          throw refuse(err);
-        });
-        if (!part || part.type !== 'file') throw validationError({ file: 'is required' });
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          throw validationError({ file: 'is required' });
-        }
+        const { part, refuse } = await fileField(request, uploadMaxBytes, { what: 'the file', translate });
         const key = randomBytes(16).toString('hex');
         const temp = join(uploadDir, `.${key}.part`);
         const gate = new ImageGate(uploadMaxBytes);
@@ -206,6 +191,8 @@ export default async function uploadRoutes(app: App) {
           if (!gate.extension) throw unsupportedMediaType('The file is empty');
           const ext = gate.extension;
           const image = await processImage(temp, ext, uploadMaxPixels);
+          // Gone before the answer: nothing of this upload stays in UPLOAD_DIR but what the storage keeps.
+          await unlink(temp).catch(() => {});
           const name = `${key}.${ext}`;
           const variants = image.variants.map((v) => ({ width: v.width, height: v.height, name: variantName(key, v.width), bytes: v.buffer.length }));
           await Promise.all([
@@ -277,17 +264,7 @@ export default async function uploadRoutes(app: App) {
   }));
 }
 
-export function translate(err: unknown, maxBytes: number): unknown {
-  if (err instanceof ApiError) return err;
-  if (err instanceof ImageRefused) return validationError({ file: err.message });
-  const code = (err as { code?: string } | null)?.code;
-  if (err instanceof TooLarge || code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
-    return payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes`);
-  }
-  // The multipart parser's complaints about the body (plain Errors: "Unexpected end of multipart data", "Malformed part
-  // header"…, or @fastify/multipart's FST_ codes) are the client's; a system error (ENOSPC…) or a bug stays a 500.
-  if (code?.startsWith('FST_') || (err instanceof Error && err.constructor === Error && code === undefined)) {
-    return validationError({ file: `could not be read: the multipart body is malformed (${(err as Error).message})` });
-  }
-  return err;
+/** A failure while receiving an image, as the client is told it: an image sharp refuses is a 400, the rest as any file. */
+function translate(err: unknown, maxBytes: number): unknown {
+  return err instanceof ImageRefused ? validationError({ file: err.message }) : multipartError(err, maxBytes);
 }
