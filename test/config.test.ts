@@ -118,6 +118,8 @@ test.each([
   ['ADMIN_EMAIL', 'not-an-email'],
   ['ALLOWED_ORIGINS', 'https://ok.example.com,not an origin'],
   ['AUTH_SECRET', 'too-short'],
+  ['LOG_FORMAT', 'yaml'],
+  ['METRICS_TOKEN', 'too-short-for-a-token'],
 ])('%s=%s stops start-up with a ConfigError naming the variable', (name, value) => {
   const err = configError({ [name]: value });
   expect(err.message).toContain(name);
@@ -159,7 +161,7 @@ const SERVICE_VARIABLES = [
   'NODE_ENV', 'PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'AUTH_SECRET', 'CRON_SECRET',
   'SMTP_URL', 'MAIL_FROM', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'TRUST_PROXY', 'ALLOWED_ORIGINS', 'AUTH_RATE_LIMIT',
   'WRITE_RATE_LIMIT', 'READ_RATE_LIMIT', 'BCRYPT_COST', 'SESSION_TTL_HOURS', 'ACTIVITY_LOG_RETENTION_DAYS',
-  'UPLOAD_DIR', 'UPLOAD_MAX_BYTES', 'LOG_LEVEL',
+  'UPLOAD_DIR', 'UPLOAD_MAX_BYTES', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_TOKEN',
 ];
 
 type Service = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
