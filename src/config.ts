@@ -41,6 +41,10 @@ export type Config = {
   /** Largest CSV file an import accepts. */
   importMaxBytes: number;
   logLevel: string;
+  /** `pretty` (human-readable, pino-pretty) or `json` (one object a line): LOG_FORMAT, else pretty on a terminal. */
+  logFormat: 'json' | 'pretty';
+  /** Bearer token that opens `GET /api/metrics`; unset: no metrics endpoint and no metrics collected. */
+  metricsToken: string | undefined;
   /** Who hears of a new public inquiry: every user with crm write, nobody, or these addresses. */
   inquiryNoticeTo: 'crm-writers' | 'none' | string[];
   /** A lead assigned to someone (by someone else) e-mails the assignee. */
@@ -166,15 +170,29 @@ export function loadDotEnv(file = resolve('.env')): void {
   if (existsSync(file)) process.loadEnvFile(file);
 }
 
-/** The only reader of the environment: typed, validated; a bad value throws a ConfigError naming the variable. */
-/** CONTRACT §13: a cron secret anyone could guess stops start-up. */
-function cronSecretOf(env: Record<string, string | undefined>): string | undefined {
-  const secret = env.CRON_SECRET?.trim() || undefined;
-  if (secret !== undefined && secret.length < 32) throw new ConfigError(`CRON_SECRET must be at least 32 characters long (got ${secret.length}); generate one with: openssl rand -hex 32`);
+/** A token that opens a protected endpoint: unset, or at least 32 characters (CONTRACT §13 for CRON_SECRET). */
+function secretToken(env: Env, name: string): string | undefined {
+  const secret = env[name]?.trim() || undefined;
+  if (secret !== undefined && secret.length < 32) throw new ConfigError(`${name} must be at least 32 characters long (got ${secret.length}); generate one with: openssl rand -hex 32`);
   return secret;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+const LOG_FORMATS = ['json', 'pretty'] as const;
+
+/** LOG_FORMAT when set; otherwise pretty only when stdout is a terminal (piped, in containers and in tests: JSON). */
+function logFormat(env: Env, stdoutIsTTY: boolean): Config['logFormat'] {
+  const raw = env.LOG_FORMAT?.trim().toLowerCase();
+  if (!raw) return stdoutIsTTY ? 'pretty' : 'json';
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
+  return raw as Config['logFormat'];
+}
+
+/**
+ * The only reader of the environment: typed, validated; a bad value throws a ConfigError naming the variable.
+ * `terminal.stdoutIsTTY`: whether the process writes its logs to a terminal (main.ts passes `process.stdout.isTTY`);
+ * false by default, so a configuration built anywhere else logs JSON unless LOG_FORMAT says otherwise.
+ */
+export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boolean } = {}): Config {
   const nodeEnv = env.NODE_ENV?.trim() || 'development';
   const production = nodeEnv === 'production';
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -222,7 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl,
     authSecret,
-    cronSecret: cronSecretOf(env),
+    cronSecret: secretToken(env, 'CRON_SECRET'),
     smtpUrl,
     mailFrom: env.MAIL_FROM?.trim() || 'Property Management <no-reply@localhost>',
     adminEmail: email(env, 'ADMIN_EMAIL', 'admin@example.com'),
@@ -244,6 +262,8 @@ export function loadConfig(env: Env = process.env): Config {
     // A JavaScript string holds at most 2^29 characters: a file larger than half of that could not be read as text.
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 50 * 1024 * 1024, 1, 256 * 1024 * 1024),
     logLevel,
+    logFormat: logFormat(env, terminal.stdoutIsTTY === true),
+    metricsToken: secretToken(env, 'METRICS_TOKEN'),
     inquiryNoticeTo: inquiryNoticeTo(env),
     assignmentNotices: flag(env, 'ASSIGNMENT_NOTICES', true),
     webhookRetrySchedule: secondsList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),

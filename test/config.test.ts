@@ -122,6 +122,8 @@ test.each([
   ['UPLOAD_UNUSED_RETENTION_HOURS', 'week'],
   ['S3_ENDPOINT', 'not a url'],
   ['S3_BUCKET', 'Not_A_Bucket'],
+  ['LOG_FORMAT', 'yaml'],
+  ['METRICS_TOKEN', 'too-short-for-a-token'],
 ])('%s=%s stops start-up with a ConfigError naming the variable', (name, value) => {
   const err = configError({ [name]: value });
   expect(err.message).toContain(name);
@@ -174,7 +176,7 @@ const SERVICE_VARIABLES = [
   'SMTP_URL', 'MAIL_FROM', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'TRUST_PROXY', 'ALLOWED_ORIGINS', 'AUTH_RATE_LIMIT',
   'WRITE_RATE_LIMIT', 'READ_RATE_LIMIT', 'BCRYPT_COST', 'SESSION_TTL_HOURS', 'ACTIVITY_LOG_RETENTION_DAYS',
   'UPLOAD_DIR', 'UPLOAD_MAX_BYTES', 'LOG_LEVEL', 'UPLOAD_MAX_PIXELS', 'UPLOAD_UNUSED_RETENTION_HOURS',
-  'S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE',
+  'S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'LOG_FORMAT', 'METRICS_TOKEN',
 ];
 
 type Service = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
