@@ -180,7 +180,7 @@ export function ApiTokens({ info }: { info: SessionInfo }) {
       {tokens.error ? <Alert severity="error">{(tokens.error as Error).message}</Alert> : null}
       {tokens.data && !rows.length ? <Typography variant="body2" color="text.secondary">You have no API tokens.</Typography> : null}
       {rows.length ? (
-        <ScrollX label="Your API tokens">
+        <Box sx={{ contain: 'inline-size' }}><ScrollX label="Your API tokens">
           <Table size="small" aria-label="Your API tokens">
             <TableHead>
               <TableRow>
@@ -201,7 +201,7 @@ export function ApiTokens({ info }: { info: SessionInfo }) {
               ))}
             </TableBody>
           </Table>
-        </ScrollX>
+        </ScrollX></Box>
       ) : null}
       <Box sx={{ mt: 1 }}><Button variant="contained" onClick={() => setCreating(true)}>New API token</Button></Box>
       <CreateDialog open={creating} onClose={() => setCreating(false)} own={info.permissions} />

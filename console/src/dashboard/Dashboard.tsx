@@ -1,4 +1,4 @@
-import { Box, Card, CardContent, LinearProgress, Link as MuiLink, Skeleton, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
+import { Alert, Box, Card, CardContent, LinearProgress, Link as MuiLink, Skeleton, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
 import { useQuery } from '@tanstack/react-query';
 import { type ReactNode, useEffect } from 'react';
 import { Title, useAuthenticated, useDataProvider, useLogoutIfAccessDenied, usePermissions } from 'react-admin';
@@ -234,8 +234,11 @@ export default function Dashboard() {
   const crm = reads('crm');
   const cms = reads('cms');
   const iam = reads('iam');
-  const crmStats = useStats<CrmStats>('crm', crm).data;
-  const cmsStats = useStats<CmsStats>('cms', cms).data;
+  const crmQuery = useStats<CrmStats>('crm', crm);
+  const cmsQuery = useStats<CmsStats>('cms', cms);
+  const crmStats = crmQuery.data;
+  const cmsStats = cmsQuery.data;
+  const failed = [crmQuery.error, cmsQuery.error].filter((error): error is Error => !!error);
   const users = useUsersTotal(iam);
   const monday = crmStats ? mondayOf(crmStats.range.to) : undefined;
   const thisWeek = crmStats ? crmStats.leads.new_per_day.filter((d) => d.day >= monday!).reduce((n, d) => n + d.count, 0) : undefined;
@@ -246,6 +249,7 @@ export default function Dashboard() {
       {!permissions ? null : !crm && !cms && !iam ? (
         <Typography>Your account has no module access yet. Ask an administrator.</Typography>
       ) : null}
+      {failed.map((error) => <Alert key={error.message} severity="error" sx={{ mb: 2 }}>The figures could not be read: {error.message}</Alert>)}
       {crm ? (
         <Box sx={{ display: 'grid', gap: 2 }}>
           <Box sx={grid}>

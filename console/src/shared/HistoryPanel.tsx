@@ -68,7 +68,7 @@ function HistoryTable({ spec, id }: { spec: ResourceSpec; id: string }) {
   if (!pagination.total) return <Typography variant="body2">No recorded change.</Typography>;
   return (
     <>
-      <ScrollX label="History of changes">
+      <Box sx={{ contain: 'inline-size' }}><ScrollX label="History of changes">
         <Table size="small" aria-label={`History of this ${spec.singular.toLowerCase()}`}>
           <TableHead>
             <TableRow><TableCell>When</TableCell><TableCell>Who</TableCell><TableCell>Action</TableCell><TableCell>Changes</TableCell></TableRow>
@@ -84,7 +84,7 @@ function HistoryTable({ spec, id }: { spec: ResourceSpec; id: string }) {
             ))}
           </TableBody>
         </Table>
-      </ScrollX>
+      </ScrollX></Box>
       <TablePagination
         component="div"
         count={pagination.total}
