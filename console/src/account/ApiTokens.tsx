@@ -185,7 +185,7 @@ export function ApiTokens({ info }: { info: SessionInfo }) {
             <TableHead>
               <TableRow>
                 <TableCell>Name</TableCell><TableCell>Prefix</TableCell><TableCell>Permissions</TableCell><TableCell>Expires</TableCell>
-                <TableCell>Last used</TableCell><TableCell><Box component="span" sx={visuallyHidden}>Actions</Box></TableCell>
+                <TableCell>Last used</TableCell><TableCell sx={{ position: 'relative' }}><Box component="span" sx={visuallyHidden}>Actions</Box></TableCell>
               </TableRow>
             </TableHead>
             <TableBody>
