@@ -639,7 +639,6 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
       expect(overflow, `horizontal overflow at 375 px on ${path}`).toBeLessThanOrEqual(0);
       await expectAccessible(`${path} at 375 px`);
     }
-    await page.getByRole('button', { name: 'Open menu' }).waitFor();
     expect(serverErrors, serviceLog).toEqual([]);
   });
 });
