@@ -68,14 +68,17 @@ export const loggedUrl = (url: string) => url.replace(/([?&][^=&#]*=)[^&#]*/g, '
 
 /**
  * The service's own logger options: LOG_LEVEL, the redactions, and LOG_FORMAT: one JSON object a line, or pino-pretty's
- * readable lines (synchronous, in this thread; `destination` is stdout unless a test gives another stream).
+ * readable lines. Pretty lines are formatted and written synchronously in this thread (pino-pretty's formatter, not its
+ * piped stream), so the last lines before `process.exit` (the shutdown message) are not lost. `destination` is stdout
+ * unless a test gives another stream.
  */
 export async function loggerOptions(config: Config, destination?: NodeJS.WritableStream): Promise<object> {
   const options = { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } };
   if (config.logFormat !== 'pretty') return destination ? { ...options, stream: destination } : options;
-  const { default: pretty } = await import('pino-pretty');
-  const colorize = destination ? false : Boolean(process.stdout.isTTY);
-  return { ...options, stream: pretty({ sync: true, colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', ...(destination ? { destination } : {}) }) };
+  const { prettyFactory } = await import('pino-pretty');
+  const out = destination ?? process.stdout;
+  const prettify = prettyFactory({ colorize: !destination && process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return { ...options, stream: { write: (line: string) => void out.write(prettify(line)) } };
 }
 
 /** Request lines in logs never hold a query value, whatever logger options the caller gave. */
