@@ -16,10 +16,11 @@ import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerValidation } from './http/validation.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { Metrics, registerMetrics } from './http/metrics.js';
 import { JOBS } from './jobs/index.js';
 import { Jobs } from './jobs/registry.js';
 import { ListRunner } from './data/list.js';
-import { createMailer, type Mailer } from './mail/mailer.js';
+import { countingMailer, createMailer, type Mailer } from './mail/mailer.js';
 import cmsModule from './modules/cms/index.js';
 import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
@@ -65,6 +66,21 @@ export const LOG_REDACTIONS = [
 /** A URL as logged: query values redacted (an unsubscribe or reset link carries its token there; CONTRACT §13). */
 export const loggedUrl = (url: string) => url.replace(/([?&][^=&#]*=)[^&#]*/g, '$1[redacted]');
 
+/**
+ * The service's own logger options: LOG_LEVEL, the redactions, and LOG_FORMAT: one JSON object a line, or pino-pretty's
+ * readable lines. Pretty lines are formatted and written synchronously in this thread (pino-pretty's formatter, not its
+ * piped stream), so the last lines before `process.exit` (the shutdown message) are not lost. `destination` is stdout
+ * unless a test gives another stream.
+ */
+export async function loggerOptions(config: Config, destination?: NodeJS.WritableStream): Promise<object> {
+  const options = { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } };
+  if (config.logFormat !== 'pretty') return destination ? { ...options, stream: destination } : options;
+  const { prettyFactory } = await import('pino-pretty');
+  const out = destination ?? process.stdout;
+  const prettify = prettyFactory({ colorize: !destination && process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return { ...options, stream: { write: (line: string) => void out.write(prettify(line)) } };
+}
+
 /** Request lines in logs never hold a query value, whatever logger options the caller gave. */
 function withLogSerializers(logger: boolean | object): boolean | object {
   if (logger === false) return false;
@@ -82,7 +98,7 @@ function withLogSerializers(logger: boolean | object): boolean | object {
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
   const app = Fastify({
-    logger: withLogSerializers(deps.logger ?? { level: config.logLevel, redact: { paths: LOG_REDACTIONS, censor: '[redacted]' } }),
+    logger: withLogSerializers(deps.logger ?? (await loggerOptions(config))),
     // A client's request id is kept only when it cannot forge log lines or bloat them (CONTRACT §13).
     genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' && REQUEST_ID.test(req.headers['x-request-id']) ? req.headers['x-request-id'] : uuidv7()),
     trustProxy: config.trustProxy,
@@ -100,7 +116,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorate('database', database);
   await loadUnsubscribeSecret(database);
   app.decorate('lists', new ListRunner(database.db, { slowPageMs: config.slowPageMs }));
-  const mailer = deps.mailer ?? createMailer(config, app.log);
+  const jobs = new Jobs(JOBS, app.log);
+  // Metrics exist only when their endpoint does (METRICS_TOKEN): otherwise nothing is measured.
+  const metrics = config.metricsToken ? new Metrics({ database, jobs, log: app.log }) : null;
+  app.decorate('metrics', metrics);
+  const baseMailer = deps.mailer ?? createMailer(config, app.log);
+  const mailer = metrics ? countingMailer(baseMailer, { sent: () => metrics.mailSent.inc(), failed: () => metrics.mailFailed.inc() }) : baseMailer;
   app.decorate('mailer', mailer);
   app.decorate('auth', createAuth(config, database, mailer, app.log));
   const principals = new PrincipalCache<Principal>();
@@ -122,11 +143,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(cookie);
   await registerDocs(app);
 
-  await registerRateLimits(app, { namespace: deps.rateLimitNamespace });
+  app.decorate('redis', (await registerRateLimits(app, { namespace: deps.rateLimitNamespace })) ?? null);
   enforceModuleGuards(app);
+  // Shutdown begins (main.ts sets it on SIGTERM before closing; any close sets it too): readiness answers 503.
+  app.decorate('lifecycle', { stopping: false });
+  app.addHook('preClose', async () => void (app.lifecycle.stopping = true));
+  if (metrics) registerMetrics(app, metrics);
 
   // Background work (jobs/index.ts lists every job): the queue starts when the app is ready and stops with it.
-  app.decorate('jobs', new Jobs(JOBS, app.log));
+  app.decorate('jobs', jobs);
   if (deps.jobs !== false) {
     app.addHook('onReady', async () => app.jobs.start({ config, database, mailer, log: app.log }));
     app.addHook('preClose', async () => app.jobs.stop());

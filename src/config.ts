@@ -32,9 +32,19 @@ export type Config = {
   activityLogRetentionDays: number;
   uploadDir: string;
   uploadMaxBytes: number;
+  /** Images with more pixels than this are refused (decompression bombs). */
+  uploadMaxPixels: number;
+  /** An upload referenced by nothing for this long is removed by the cleanup job. */
+  uploadUnusedRetentionHours: number;
+  /** S3-compatible object storage for uploads; undefined: the local UPLOAD_DIR. */
+  s3: S3Config | undefined;
   /** Largest CSV file an import accepts. */
   importMaxBytes: number;
   logLevel: string;
+  /** `pretty` (human-readable, pino-pretty) or `json` (one object a line): LOG_FORMAT, else pretty on a terminal. */
+  logFormat: 'json' | 'pretty';
+  /** Bearer token that opens `GET /api/metrics`; unset: no metrics endpoint and no metrics collected. */
+  metricsToken: string | undefined;
   /** Who hears of a new public inquiry: every user with crm write, nobody, or these addresses. */
   inquiryNoticeTo: 'crm-writers' | 'none' | string[];
   /** A lead assigned to someone (by someone else) e-mails the assignee. */
@@ -47,6 +57,18 @@ export type Config = {
   webhookAllowPrivate: boolean;
   /** Delivered and failed webhook deliveries older than this many days are purged daily. */
   webhookDeliveryRetentionDays: number;
+};
+
+export type S3Config = {
+  /** Undefined: AWS's own endpoint for the region. */
+  endpoint: string | undefined;
+  bucket: string;
+  region: string;
+  /** Undefined: the AWS SDK's default credential chain (instance role, shared files…). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key` (MinIO and most self-hosted servers). */
+  forcePathStyle: boolean;
 };
 
 type Env = Record<string, string | undefined>;
@@ -125,20 +147,52 @@ function developmentSecret(dataDir: string): string {
   return secret;
 }
 
+/** S3 settings: S3_BUCKET turns object storage on; the keys come as a pair. */
+function s3Of(env: Env): S3Config | undefined {
+  const bucket = env.S3_BUCKET?.trim();
+  const endpoint = url(env, 'S3_ENDPOINT', ['http', 'https']);
+  const accessKeyId = env.S3_ACCESS_KEY_ID?.trim() || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY?.trim() || undefined;
+  if (!bucket) {
+    const stray = ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].find((name) => env[name]?.trim());
+    if (stray) throw new ConfigError(`S3_BUCKET is required when ${stray} is set`);
+    return undefined;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError(`S3_BUCKET must be a bucket name (3–63 lower-case letters, digits, dots, hyphens), got "${bucket}"`);
+  if (!accessKeyId !== !secretAccessKey) throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  const region = env.S3_REGION?.trim() || 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1, got "${region}"`);
+  return { endpoint, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', endpoint !== undefined) };
+}
+
 /** Reads `.env` from the working directory (real environment variables win). */
 export function loadDotEnv(file = resolve('.env')): void {
   if (existsSync(file)) process.loadEnvFile(file);
 }
 
-/** The only reader of the environment: typed, validated; a bad value throws a ConfigError naming the variable. */
-/** CONTRACT §13: a cron secret anyone could guess stops start-up. */
-function cronSecretOf(env: Record<string, string | undefined>): string | undefined {
-  const secret = env.CRON_SECRET?.trim() || undefined;
-  if (secret !== undefined && secret.length < 32) throw new ConfigError(`CRON_SECRET must be at least 32 characters long (got ${secret.length}); generate one with: openssl rand -hex 32`);
+/** A token that opens a protected endpoint: unset, or at least 32 characters (CONTRACT §13 for CRON_SECRET). */
+function secretToken(env: Env, name: string): string | undefined {
+  const secret = env[name]?.trim() || undefined;
+  if (secret !== undefined && secret.length < 32) throw new ConfigError(`${name} must be at least 32 characters long (got ${secret.length}); generate one with: openssl rand -hex 32`);
   return secret;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+const LOG_FORMATS = ['json', 'pretty'] as const;
+
+/** LOG_FORMAT when set; otherwise pretty only when stdout is a terminal (piped, in containers and in tests: JSON). */
+function logFormat(env: Env, stdoutIsTTY: boolean): Config['logFormat'] {
+  const raw = env.LOG_FORMAT?.trim().toLowerCase();
+  if (!raw) return stdoutIsTTY ? 'pretty' : 'json';
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
+  return raw as Config['logFormat'];
+}
+
+/**
+ * The only reader of the environment: typed, validated; a bad value throws a ConfigError naming the variable.
+ * `terminal.stdoutIsTTY`: whether the process writes its logs to a terminal (main.ts passes `process.stdout.isTTY`);
+ * false by default, so a configuration built anywhere else logs JSON unless LOG_FORMAT says otherwise.
+ */
+export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boolean } = {}): Config {
   const nodeEnv = env.NODE_ENV?.trim() || 'development';
   const production = nodeEnv === 'production';
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -186,7 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl,
     authSecret,
-    cronSecret: cronSecretOf(env),
+    cronSecret: secretToken(env, 'CRON_SECRET'),
     smtpUrl,
     mailFrom: env.MAIL_FROM?.trim() || 'Property Management <no-reply@localhost>',
     adminEmail: email(env, 'ADMIN_EMAIL', 'admin@example.com'),
@@ -202,9 +256,14 @@ export function loadConfig(env: Env = process.env): Config {
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
+    uploadMaxPixels: integer(env, 'UPLOAD_MAX_PIXELS', 100_000_000, 1, 2 ** 31),
+    uploadUnusedRetentionHours: integer(env, 'UPLOAD_UNUSED_RETENTION_HOURS', 24 * 7, 1, 24 * 366 * 10),
+    s3: s3Of(env),
     // A JavaScript string holds at most 2^29 characters: a file larger than half of that could not be read as text.
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 50 * 1024 * 1024, 1, 256 * 1024 * 1024),
     logLevel,
+    logFormat: logFormat(env, terminal.stdoutIsTTY === true),
+    metricsToken: secretToken(env, 'METRICS_TOKEN'),
     inquiryNoticeTo: inquiryNoticeTo(env),
     assignmentNotices: flag(env, 'ASSIGNMENT_NOTICES', true),
     webhookRetrySchedule: secondsList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),

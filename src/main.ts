@@ -10,7 +10,7 @@ async function main() {
   loadDotEnv();
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env, { stdoutIsTTY: process.stdout.isTTY === true });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`Configuration error: ${err.message}\n`);
@@ -32,6 +32,8 @@ async function main() {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Readiness answers 503 from this moment, so a load balancer stops sending while requests in flight finish.
+    app.lifecycle.stopping = true;
     app.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       app.log.error('requests still in flight after 10 s; exiting');

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Auth } from './auth/auth.js';
 import type { TokenUse } from './auth/api-tokens.js';
 import type { Principal } from './auth/guard.js';
@@ -5,6 +6,7 @@ import type { PrincipalCache } from './auth/principals.js';
 import type { Config } from './config.js';
 import type { ListRunner } from './data/list.js';
 import type { Database } from './db/client.js';
+import type { Metrics } from './http/metrics.js';
 import type { Jobs } from './jobs/registry.js';
 import type { Mailer } from './mail/mailer.js';
 
@@ -18,6 +20,12 @@ declare module 'fastify' {
     tokenUse: TokenUse;
     mailer: Mailer;
     jobs: Jobs;
+    /** The rate-limit store when REDIS_URL is set (readiness checks it), else null. */
+    redis: Redis | null;
+    /** The app's metrics when METRICS_TOKEN is set, else null (nothing measured). */
+    metrics: Metrics | null;
+    /** `stopping` turns true when shutdown begins: readiness answers 503 from then on. */
+    lifecycle: { stopping: boolean };
   }
   interface FastifyContextConfig {
     /** Rate-limit bucket of the route (CONTRACT §6); derived from the method when absent. */

@@ -18,7 +18,7 @@ test('amenities: create → detail → list by name (unpaginated) → PATCH → 
   const gym = await as(ctx, editor).post('/api/cms/amenities', { name: 'Gym' });
   const id = pool.json().id;
   expect((await as(ctx, editor).get(`/api/cms/amenities/${id}`)).json()).toEqual({
-    id, name: 'Pool', description: null, icon: 'pool', category: 'Leisure', cover_photo: null, created_at: expect.any(String),
+    id, name: 'Pool', description: null, icon: 'pool', category: 'Leisure', cover_photo: null, cover_photo_variants: null, created_at: expect.any(String),
   });
   const list = (await as(ctx, editor).get('/api/cms/amenities')).json();
   expect(Object.keys(list)).toEqual(['data']);

@@ -15,7 +15,7 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const LIST_FIELDS = ['id', 'title', 'slug', 'excerpt', 'type', 'cover_image', 'author', 'tags', 'published', 'publish_date', 'created_at'];
+const LIST_FIELDS = ['id', 'title', 'slug', 'excerpt', 'type', 'cover_image', 'cover_image_variants', 'author', 'tags', 'published', 'publish_date', 'created_at'];
 const DETAIL_FIELDS = [...LIST_FIELDS, 'content', 'seo_title', 'seo_description', 'updated_at'];
 
 const create = async (body: Record<string, unknown>) => (await make.article(ctx, body, editor)).id;

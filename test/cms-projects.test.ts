@@ -18,7 +18,7 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const LIST_FIELDS = ['id', 'name', 'slug', 'status', 'type', 'stage', 'location', 'price_range', 'cover_photo', 'published', 'publish_date', 'created_at', 'updated_at'];
+const LIST_FIELDS = ['id', 'name', 'slug', 'status', 'type', 'stage', 'location', 'price_range', 'cover_photo', 'cover_photo_variants', 'published', 'publish_date', 'created_at', 'updated_at'];
 const DETAIL_FIELDS = [...LIST_FIELDS, 'description', 'coordinates', 'nearby_landmarks', 'amenities', 'seo_title', 'seo_description', 'seo_keywords', 'galleries'];
 
 const create = async (body: Record<string, unknown>) => (await make.project(ctx, body, editor)).id;
@@ -248,7 +248,7 @@ describe('projects: galleries and delete rules', () => {
     expect(ids).toHaveLength(3);
     const d = (await as(ctx, editor).get(`/api/cms/projects/${id}`)).json();
     expect(d.galleries.map((g: any) => g.image_url)).toEqual(['/uploads/a.png', '/uploads/b.png', '/uploads/c.png']);
-    expect(d.galleries[0]).toEqual({ id: ids[1], image_url: '/uploads/a.png', caption: null, display_order: 1, house_model: null });
+    expect(d.galleries[0]).toEqual({ id: ids[1], image_url: '/uploads/a.png', image: null, caption: null, display_order: 1, house_model: null });
     expect(d.galleries[1]).toMatchObject({ caption: 'Second', house_model: 'Model B' });
     for (const gid of ids) await expectLogs(ctx, 'galleries', gid, ['create'], editor.id);
 

@@ -118,9 +118,25 @@ test.each([
   ['ADMIN_EMAIL', 'not-an-email'],
   ['ALLOWED_ORIGINS', 'https://ok.example.com,not an origin'],
   ['AUTH_SECRET', 'too-short'],
+  ['UPLOAD_MAX_PIXELS', '0'],
+  ['UPLOAD_UNUSED_RETENTION_HOURS', 'week'],
+  ['S3_ENDPOINT', 'not a url'],
+  ['S3_BUCKET', 'Not_A_Bucket'],
+  ['LOG_FORMAT', 'yaml'],
+  ['METRICS_TOKEN', 'too-short-for-a-token'],
 ])('%s=%s stops start-up with a ConfigError naming the variable', (name, value) => {
   const err = configError({ [name]: value });
   expect(err.message).toContain(name);
+});
+
+test('uploads: local storage by default; S3 settings parse, and half of them stop start-up', () => {
+  const plain = loadConfig({ AUTH_SECRET: SECRET });
+  expect(plain).toMatchObject({ s3: undefined, uploadMaxPixels: 100_000_000, uploadUnusedRetentionHours: 168 });
+  expect(loadConfig({ AUTH_SECRET: SECRET, S3_BUCKET: 'media', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }).s3)
+    .toEqual({ bucket: 'media', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', accessKeyId: 'k', secretAccessKey: 's', forcePathStyle: true });
+  expect(loadConfig({ AUTH_SECRET: SECRET, S3_BUCKET: 'media', S3_REGION: 'eu-west-3' }).s3).toMatchObject({ endpoint: undefined, region: 'eu-west-3', forcePathStyle: false });
+  expect(configError({ S3_ENDPOINT: 'http://127.0.0.1:9000' }).message).toContain('S3_BUCKET');
+  expect(configError({ S3_BUCKET: 'media', S3_ACCESS_KEY_ID: 'k' }).message).toContain('S3_SECRET_ACCESS_KEY');
 });
 
 test('AUTH_SECRET is required when NODE_ENV=production', () => {
@@ -159,7 +175,8 @@ const SERVICE_VARIABLES = [
   'NODE_ENV', 'PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'AUTH_SECRET', 'CRON_SECRET',
   'SMTP_URL', 'MAIL_FROM', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'TRUST_PROXY', 'ALLOWED_ORIGINS', 'AUTH_RATE_LIMIT',
   'WRITE_RATE_LIMIT', 'READ_RATE_LIMIT', 'BCRYPT_COST', 'SESSION_TTL_HOURS', 'ACTIVITY_LOG_RETENTION_DAYS',
-  'UPLOAD_DIR', 'UPLOAD_MAX_BYTES', 'LOG_LEVEL',
+  'UPLOAD_DIR', 'UPLOAD_MAX_BYTES', 'LOG_LEVEL', 'UPLOAD_MAX_PIXELS', 'UPLOAD_UNUSED_RETENTION_HOURS',
+  'S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'LOG_FORMAT', 'METRICS_TOKEN',
 ];
 
 type Service = { child: ChildProcess; output: () => string; exited: Promise<number | null> };

@@ -10,6 +10,8 @@ import { as, createTestApp, createUser, CRON_SECRET, type TestContext } from './
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const ALL = { cms: 'rwd', crm: 'rwd', iam: 'rwd' } as const;
+/** Metrics on, so their endpoint is in the document and fuzzed too. */
+const METRICS_TOKEN = 'fuzz-metrics-token-0123456789abcdef';
 
 let ctx: TestContext;
 let operations: Operation[];
@@ -17,7 +19,7 @@ let pools: Pools;
 let caller: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  ctx = await createTestApp({ ALLOWED_ORIGINS: 'https://console.example.com' }, process.env.FUZZ_LOG ? { logger: { level: 'error' } } : {});
+  ctx = await createTestApp({ ALLOWED_ORIGINS: 'https://console.example.com', METRICS_TOKEN }, process.env.FUZZ_LOG ? { logger: { level: 'error' } } : {});
   caller = await createUser(ctx, ALL, { name: 'Fuzz Caller' });
   // Records to point at, one or more of each kind.
   const project = await make.project(ctx, { name: 'Fuzz Residences', status: 'active' });
@@ -51,6 +53,7 @@ afterAll(() => ctx?.close());
 /** Who sends an operation's requests: its own fresh user for the auth routes (they sign out, change passwords…). */
 async function callerFor(op: Operation): Promise<Record<string, string>> {
   if (op.path.startsWith('/api/cron/')) return { authorization: `Bearer ${CRON_SECRET}` };
+  if (op.path === '/api/metrics') return { authorization: `Bearer ${METRICS_TOKEN}` };
   if (op.path.startsWith('/api/auth/')) return (await createUser(ctx, ALL)).headers;
   return caller.headers;
 }

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
@@ -25,22 +26,12 @@ afterAll(async () => {
 
 // Minimal files that file-type recognises from their bytes.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-const JPEG = Buffer.concat([
-  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
-  Buffer.alloc(64),
-  Buffer.from([0xff, 0xd9]),
-]);
-const WEBP = (() => {
-  const vp8l = Buffer.from([0x2f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]);
-  const chunk = Buffer.concat([Buffer.from('VP8L'), u32(vp8l.length), vp8l]);
-  return Buffer.concat([Buffer.from('RIFF'), u32(4 + chunk.length), Buffer.from('WEBP'), chunk]);
-})();
+// Real JPEG, WebP and AVIF images (1×1): every upload is decoded and re-encoded, so a file must really be one.
+const pixel = () => sharp({ create: { width: 1, height: 1, channels: 3, background: { r: 10, g: 200, b: 30 } } });
+const JPEG = await pixel().jpeg().toBuffer();
+const WEBP = await pixel().webp().toBuffer();
+const AVIF = await pixel().avif().toBuffer();
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-function u32(n: number) {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n);
-  return b;
-}
 
 const BOUNDARY = '----pms-test-boundary-7d1f';
 function multipart(content: Buffer, filename = 'image.bin', field = 'file', contentType = 'application/octet-stream') {
@@ -62,7 +53,8 @@ describe('uploads', () => {
     ['JPEG', JPEG, 'jpg', 'image/jpeg'],
     ['WebP', WEBP, 'webp', 'image/webp'],
     ['GIF', GIF, 'gif', 'image/gif'],
-  ])('%s is stored under a random name and served back with its type and nosniff', async (_label, bytes, ext, type) => {
+    ['AVIF', AVIF, 'avif', 'image/avif'],
+  ])('%s is stored under a random name and served back, re-encoded in its own type, with nosniff', async (_label, bytes, ext, type) => {
     const res = await upload(bytes, cms.headers, 'holiday photo.txt');
     expect(res.statusCode, res.body).toBe(201);
     const { path, url } = res.json();
@@ -74,7 +66,9 @@ describe('uploads', () => {
     expect(served.statusCode).toBe(200);
     expect(served.headers['content-type']).toBe(type);
     expect(served.headers['x-content-type-options']).toBe('nosniff');
-    expect(served.rawPayload.equals(bytes)).toBe(true);
+    const meta = await sharp(served.rawPayload).metadata();
+    expect(meta).toMatchObject({ width: 1, height: 1, format: ext === 'jpg' ? 'jpeg' : ext === 'avif' ? 'heif' : ext });
+    expect(res.json()).toMatchObject({ width: 1, height: 1, variants: [], type });
   });
 
   test('a crm writer may upload too', async () => {

@@ -72,8 +72,9 @@ function rowOf(table: PgTable, values: Record<string, unknown>): Row | undefined
 }
 
 /**
- * An audited create on its own: when the whole row is known beforehand, the row, its activity log and its change-log
- * entries are one statement (atomic by itself: no transaction, one round trip); otherwise a plain audited create.
+ * An audited create on its own: when the whole row is known beforehand, the row, its activity log, its change-log
+ * entries and its webhook deliveries are one statement (atomic by itself: no transaction, one round trip); otherwise a
+ * plain audited create. `also`: further event types carrying the created event's data (`inquiry.received`).
  */
 export async function createAudited<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>, also?: NamedEvent[]): Promise<RowOf<T>> {
   const row = rowOf(resource.table, values as Row);

@@ -52,7 +52,15 @@ export type Resource<T extends PgTable = PgTable> = {
   scope?: Predicate;
   /** `GET …/export`: the list as CSV; `json` fields stay one JSON column. */
   export?: { json?: string[] };
+  /** Fields naming uploaded images, and the sibling each answer gives their variants in (media/library.ts). */
+  images?: ImageFields;
 };
+
+/**
+ * Image fields of a resource's answers → the sibling field that gives the variants (`cover_photo` →
+ * `cover_photo_variants`); a nested list maps its own fields (`galleries: {image_url: 'image'}`).
+ */
+export type ImageFields = Record<string, string | Record<string, string>>;
 
 /** A row of the resource's table, as drizzle returns it. */
 export type RowOf<T extends PgTable> = T['$inferSelect'];

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -29,6 +29,13 @@ export type Database = {
   /** Resolves when the database answers within the timeout; rejects otherwise. */
   ping(timeoutMs?: number): Promise<void>;
   migrate(): Promise<void>;
+  /** Whether every migration this code ships has been applied (readiness); rejects when the database does not answer. */
+  migrationsApplied(timeoutMs?: number): Promise<boolean>;
+  /**
+   * Connection pool usage (PostgreSQL only): open connections, idle ones, queries waiting for one, and the maximum.
+   * PGlite has no pool (one in-process connection), so it has no such numbers.
+   */
+  pool?: () => { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
   /** Observers of every SQL statement drizzle sends (tests count queries with it). */
   queryObservers: Set<(sql: string) => void>;
@@ -45,6 +52,19 @@ export type Database = {
 const MIGRATIONS = fileURLToPath(new URL('../../drizzle', import.meta.url));
 /** Serialises migrations when several instances start against one PostgreSQL server. */
 const MIGRATION_LOCK = 72_707_001;
+
+/** When the newest migration of this code was generated: drizzle records that instant for each migration it applies. */
+let newestMigration: number | undefined;
+const newestMigrationMillis = () =>
+  (newestMigration ??= Math.max(0, ...(JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as { entries: { when: number }[] }).entries.map((e) => e.when)));
+
+/** True when drizzle's migration table records the newest migration (false when it is missing or behind). */
+async function migrationsApplied(execute: Database['execute'], timeoutMs: number): Promise<boolean> {
+  const exists = await withTimeout(execute(`select to_regclass('drizzle.__drizzle_migrations') is not null as present`, []), timeoutMs);
+  if (!exists.rows[0]?.present) return false;
+  const { rows } = await withTimeout(execute('select max(created_at)::text as last from drizzle.__drizzle_migrations', []), timeoutMs);
+  return Number(rows[0]?.last ?? 0) >= newestMigrationMillis();
+}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
@@ -88,6 +108,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           client.release();
         }
       },
+      migrationsApplied: (ms = 2000) => migrationsApplied(execute, ms),
+      pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
       close: () => pool.end(),
       queryObservers,
       listen: (channel, handler, listening) => listenOnServer(options.url!, channel, handler, listening, (err) => database.onError?.(err)),
@@ -112,6 +134,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     execute,
     ping: (ms = 2000) => (client.closed ? Promise.reject(new Error('database is closed')) : withTimeout(execute('select 1'), ms).then(() => undefined)),
     migrate: () => migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS }),
+    migrationsApplied: (ms = 2000) => (client.closed ? Promise.reject(new Error('database is closed')) : migrationsApplied(execute, ms)),
     close: async () => {
       if (!client.closed) await client.close();
     },

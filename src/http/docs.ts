@@ -17,6 +17,7 @@ export async function registerDocs(app: FastifyInstance) {
         securitySchemes: {
           sessionCookie: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token' },
           bearer: { type: 'http', scheme: 'bearer' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /api/metrics (Prometheus)' },
         },
       },
       security: [{ sessionCookie: [] }, { bearer: [] }],

@@ -6,15 +6,15 @@ import { tooManyRequests } from '../errors.js';
 
 export type Bucket = 'auth' | 'read' | 'write';
 
-/** Routes that are never limited (CONTRACT §6): health, cron, and the API's own documentation. */
-const UNLIMITED = /^\/api\/(health|cron\/|openapi\.json|docs)/;
+/** Routes that are never limited (CONTRACT §6): health (and its probes), cron, metrics, and the API's own documentation. */
+const UNLIMITED = /^\/api\/(health|cron\/|openapi\.json|docs|metrics(?:[/?]|$))/;
 
 /**
  * CONTRACT §6: three per-minute buckets. Credential endpoints per IP; other reads and writes per user when
  * signed in, per IP otherwise. Runs before the guard, so 401/403 answers count too. Counters live in Redis
  * when REDIS_URL is set (shared by every instance), in memory otherwise.
  */
-export async function registerRateLimits(app: FastifyInstance, options: { namespace?: string } = {}) {
+export async function registerRateLimits(app: FastifyInstance, options: { namespace?: string } = {}): Promise<Redis | undefined> {
   const { config } = app;
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false }) : undefined;
   redis?.on('error', (err) => app.log.warn({ err: { message: err.message } }, 'rate-limit store unavailable'));
@@ -59,4 +59,5 @@ export async function registerRateLimits(app: FastifyInstance, options: { namesp
     const reset = reply.getHeader('x-ratelimit-reset');
     if (reset !== undefined && Number(reset) < 1e9) reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(reset));
   });
+  return redis;
 }

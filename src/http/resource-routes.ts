@@ -7,6 +7,7 @@ import { findOne, type ListQuery } from '../data/list.js';
 import { audited, createAudited, type Patch, type Work } from '../data/mutations.js';
 import type { Resource, RowOf } from '../data/resource.js';
 import { ActivityLog, activityLogResource } from '../audit/activity-log.js';
+import { withResourceImages } from '../media/library.js';
 import { actorOf } from './actor.js';
 import { sendCsv } from './csv.js';
 import { listQuerySchema } from './list-query.js';
@@ -90,15 +91,22 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const db = app.database.db;
   const context = async (request: Parameters<typeof actorOf>[1]): Promise<Context> => ({ app, actor: await actorOf(app, request) });
   const plural = resource.name.replace(/_/g, ' ');
+  const images = <R extends Record<string, unknown>>(rows: R[]) => withResourceImages(db, app.config.baseUrl, resource, rows);
 
   if (resource.list?.whole) {
     app.get(path, {
       schema: { summary: `All ${plural}, ordered by ${resource.list.defaultSort}`, querystring: Strict({}), response: { 200: Strict({ data: Type.Array(routes.ListItem ?? routes.Item) }), ...errorResponses } },
-    }, async () => app.lists.whole(resource));
+    }, async () => {
+      const { data } = await app.lists.whole(resource);
+      return { data: await images(data as Record<string, unknown>[]) };
+    });
   } else if (resource.list) {
     app.get(path, {
       schema: { summary: `List ${plural}`, querystring: listQuerySchema(resource), response: { 200: Paginated(routes.ListItem ?? routes.Item), ...errorResponses } },
-    }, async (request) => app.lists.page(resource, validated<TObject>(request.query)));
+    }, async (request) => {
+      const page = await app.lists.page(resource, validated<TObject>(request.query));
+      return { ...page, data: await images(page.data) };
+    });
   }
 
   if (resource.export) {
@@ -139,8 +147,9 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   if (routes.detail !== false) app.get(`${path}/:id`, {
     schema: { summary: `One ${label.toLowerCase()}`, params: IdParams, response: { 200: routes.Item, ...errorResponses } },
   }, async (request) => {
-    const row = await findOne(db, resource, request.params.id);
-    return routes.complete ? routes.complete(row, { app }) : row;
+    const row = await findOne<Record<string, unknown>>(db, resource, request.params.id);
+    const [answer] = await images([routes.complete ? await routes.complete(row, { app }) : row]);
+    return answer;
   });
 
   const create = routes.create;

@@ -50,3 +50,23 @@ export const Pagination = Type.Object({
 });
 
 export const Paginated = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), pagination: Pagination });
+
+/** One responsive variant of an uploaded image (WebP). */
+export const ImageVariant = Strict({
+  width: Type.Integer({ description: 'Width in pixels' }),
+  path: Type.String({ description: 'Site-relative path: `/uploads/<name>`' }),
+  url: Type.String({ description: 'Absolute URL (BASE_URL)' }),
+});
+
+/** What an uploaded image offers a page: its size, its variants and a ready `srcset` (the variants and the original). */
+export const ImageVariants = Strict({
+  path: Type.String({ description: 'The original, as stored in image fields' }),
+  url: Type.String(),
+  width: Type.Integer({ description: 'Width of the original in pixels (upright)' }),
+  height: Type.Integer({ description: 'Height of the original in pixels (upright)' }),
+  variants: Type.Array(ImageVariant, { description: 'WebP copies 320, 640, 1280 and 1920 pixels wide, only those narrower than the original' }),
+  srcset: Type.String({ description: 'For `<img srcset>`: every variant and the original with their widths', examples: ['https://example.com/uploads/0f…-320.webp 320w, https://example.com/uploads/0f….jpg 800w'] }),
+}, { description: 'The variants of the uploaded image the field names; null when it names no upload (an external URL)' });
+
+/** The sibling of an image field: its variants when it names an upload, else null. */
+export const ImageVariantsOf = () => Nullable(ImageVariants);

@@ -3,6 +3,7 @@ import { changeLogPrune } from '../data/changes.js';
 import { campaignDelivery, campaignScheduled } from '../modules/crm/delivery.js';
 import { importJob } from '../modules/crm/import-engine.js';
 import { webhookDeliveryRetention, webhookDispatch } from '../webhooks/dispatcher.js';
+import { unusedUploadsCleanup } from '../media/cleanup.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup];

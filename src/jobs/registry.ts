@@ -85,6 +85,19 @@ export class Jobs {
     await boss?.stop({ graceful: true, wait: true, timeout: 10_000 });
   }
 
+  /**
+   * Per queue: jobs waiting to run (created or due for a retry) and jobs running now; null while the queue is off.
+   * Two counts per queue through pg-boss's own `getQueueSize`.
+   */
+  async queueSizes(): Promise<{ queue: string; waiting: number; active: number }[] | null> {
+    const boss = this.boss;
+    if (!boss) return null;
+    return Promise.all(this.definitions.map(async ({ name }) => {
+      const [waiting, unfinished] = await Promise.all([boss.getQueueSize(name), boss.getQueueSize(name, { before: 'completed' })]);
+      return { queue: name, waiting, active: Math.max(0, unfinished - waiting) };
+    }));
+  }
+
   /** Queues a job. */
   async send<D extends object>(job: JobDefinition<D>, data: D, options: PgBoss.SendOptions = {}) {
     if (!this.boss) return this.log.warn({ job: job.name, data }, 'job queue is off: job not queued');

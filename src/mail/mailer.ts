@@ -48,3 +48,22 @@ export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
     close: () => transport.close(),
   };
 }
+
+/**
+ * The same mailer, telling `counts` of every message sent and every attempt that failed (the metrics' mail counters):
+ * every part of the service sends through `app.mailer` or the jobs' `mailer`, so this one wrapper sees them all.
+ */
+export function countingMailer(mailer: Mailer, counts: { sent(): void; failed(): void }): Mailer {
+  return {
+    async send(mail) {
+      try {
+        await mailer.send(mail);
+      } catch (err) {
+        counts.failed();
+        throw err;
+      }
+      counts.sent();
+    },
+    close: () => mailer.close(),
+  };
+}

@@ -45,15 +45,12 @@ export class Dispatcher {
       this.again = true;
       return;
     }
+    this.again = false;
     this.running = this.loop().finally(() => {
       this.running = null;
+      // Told again while it was finishing (after its last look for due deliveries): look once more.
+      if (this.again) this.nudge();
     });
-  }
-
-  /** Runs now and resolves when done (tests, the scheduled job). */
-  async run() {
-    this.nudge();
-    await this.running;
   }
 
   /** Takes nothing more; POSTs in flight are cut short and their deliveries handed back, due at once (no attempt spent). */

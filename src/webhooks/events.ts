@@ -24,6 +24,7 @@ export const RESOURCE_EVENTS = {
   module_access: 'module_access',
   api_tokens: 'api_token',
   imports: 'import',
+  uploads: 'upload',
 } as const satisfies Record<string, string>;
 
 /** Resources audited without events: the activity log itself, and the webhook tables (no event about events). */

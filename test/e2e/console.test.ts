@@ -668,4 +668,150 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
     await shot('mobile');
     expect(serverErrors, serviceLog).toEqual([]);
   });
+
+  // ── issue 14: API tokens, stats, history, filters ───────────────────────────────────────────────────────────────
+
+  /** A multi-value select of a list's filters: each option picked (the menu may close as the list reloads). */
+  async function chooseMany(label: string, options: string[]) {
+    for (const option of options) {
+      await vi.waitFor(async () => {
+        if (!(await page.getByRole('listbox').count())) await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
+        const item = page.getByRole('option', { name: option, exact: true });
+        if ((await item.getAttribute('aria-selected', { timeout: 5_000 })) !== 'true') await item.click({ timeout: 5_000 });
+        expect(await item.getAttribute('aria-selected', { timeout: 5_000 })).toBe('true');
+      }, { timeout: 45_000, interval: 250 });
+    }
+    await page.keyboard.press('Escape');
+    await page.getByRole('listbox').waitFor({ state: 'detached' });
+  }
+
+  let tokenLeadId = '';
+
+  test('an API token made in my account is copied, works as Bearer (201, 200), is revoked there and then refused (401)', async () => {
+    await page.setViewportSize({ width: 1200, height: 760 });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/account`);
+    await heading('API tokens').waitFor();
+    await page.getByRole('button', { name: 'New API token' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: 'Name' }).fill('Website form');
+    // Only the flags the user holds are offered.
+    for (const name of ['Read crm', 'Write crm']) await dialog.getByRole('checkbox', { name }).check();
+    await expectAccessible('new API token dialog');
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+    await dialog.getByText('you will not see it again').waitFor();
+    const shown = await dialog.getByTestId('new-api-token').inputValue();
+    expect(shown).toMatch(/^pms_/);
+    await dialog.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Token copied').waitFor();
+    const token = await page.evaluate(() => navigator.clipboard.readText());
+    expect(token).toBe(shown);
+    await expectAccessible('API token shown once');
+    await shot('api-token');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    const bearer = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const created = await fetch(`${base}/api/crm/leads`, { method: 'POST', headers: bearer, body: JSON.stringify({ first_name: 'Tokyo', last_name: 'Bearer', email: 'bearer@example.com' }) });
+    expect(created.status).toBe(201);
+    tokenLeadId = ((await created.json()) as { id: string }).id;
+    expect((await fetch(`${base}/api/crm/leads`, { headers: bearer })).status).toBe(200);
+
+    const row = page.getByRole('row', { name: /Website form/ });
+    await expect.poll(() => row.textContent()).toContain('crm: read, write');
+    await row.getByRole('button', { name: 'Revoke Website form' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('Token "Website form" revoked').waitFor();
+    await page.getByText('You have no API tokens.').waitFor();
+    expect((await fetch(`${base}/api/crm/leads`, { headers: bearer })).status).toBe(401);
+  });
+
+  test('iam: everyone\'s API tokens are listed and revoked there', async () => {
+    const made = await context.request.post(`${base}/api/auth/tokens`, { data: { name: 'Spreadsheet sync', permissions: [{ module: 'cms', can_read: true, can_write: false, can_delete: false }] } });
+    expect(made.status()).toBe(201);
+    const { token } = await made.json() as { token: string };
+    await page.goto(`${base}/api-tokens`);
+    const row = page.getByRole('row', { name: /Spreadsheet sync/ });
+    await expect.poll(() => row.textContent()).toContain('cms: read');
+    await expectAccessible('API tokens (iam)');
+    await row.getByRole('button', { name: 'Revoke Spreadsheet sync' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await page.getByText('No API tokens yet').or(page.getByText('No results')).first().waitFor();
+    expect((await fetch(`${base}/api/cms/projects`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+  });
+
+  test('the dashboard shows the figures of /api/crm/stats', async () => {
+    const stats = await (await context.request.get(`${base}/api/crm/stats`)).json() as { leads: { total: number; new_in_range: number; by_status: Record<string, number> }; reservations: { by_status: Record<string, number> } };
+    expect(stats.leads.total).toBeGreaterThanOrEqual(2);
+    await page.goto(`${base}/`);
+    const newLeads = page.getByRole('region', { name: 'New leads this week' });
+    await expect.poll(() => newLeads.textContent(), { timeout: 30_000 }).toContain(`${stats.leads.new_in_range} in the last 30 days · ${stats.leads.total} in all`);
+    const byStatus = page.getByRole('table', { name: 'Leads by status' });
+    await expect.poll(() => byStatus.getByRole('row', { name: /^new/ }).getByRole('cell').textContent()).toBe(String(stats.leads.by_status.new));
+    await expect.poll(() => page.getByRole('region', { name: 'Pending reservations' }).textContent()).toContain(String(stats.reservations.by_status.pending));
+    await page.getByRole('img', { name: /^New leads per day/ }).waitFor();
+    await expectAccessible('dashboard with stats');
+    await shot('dashboard');
+  });
+
+  test('a record\'s history shows an edit made here, who made it and the field before and after', async () => {
+    await page.goto(`${base}/leads/${tokenLeadId}/show`);
+    await page.getByText('Lead: Tokyo Bearer').first().waitFor();
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await choose('Status', 'contacted');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Lead: Tokyo Bearer').first().waitFor();
+    await page.getByRole('button', { name: 'History' }).click();
+    const history = page.getByRole('region', { name: 'History' });
+    const update = history.getByRole('row', { name: /update/ });
+    await expect.poll(() => update.textContent()).toMatch(/status: new → contacted/);
+    await expect.poll(() => history.getByRole('row', { name: /create/ }).textContent()).toContain('bearer@example.com');
+    await expectAccessible('lead history');
+    await shot('history');
+  });
+
+  test('a multi-value status filter and a date range narrow the leads list and its export', async () => {
+    const lost = await context.request.post(`${base}/api/crm/leads`, { data: { first_name: 'Alan', last_name: 'Turing', email: 'alan@example.com', status: 'lost' } });
+    expect(lost.status()).toBe(201);
+    await page.goto(`${base}/leads`);
+    await page.getByText('1-3 of 3').waitFor();
+    await chooseMany('Status', ['new', 'contacted']);
+    await page.getByText('1-2 of 2').waitFor();
+    expect(decodeURIComponent(page.url())).toContain('"status":["new","contacted"]');
+    expect(await page.getByRole('cell', { name: 'Turing' }).count()).toBe(0);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+    expect(download.url()).toContain('status=new%2Ccontacted');
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv).toContain('bearer@example.com');
+    expect(csv).not.toContain('alan@example.com');
+    await expectAccessible('leads filtered by two statuses');
+    // A range that ends before every lead was created (the day is committed when the field loses focus).
+    await page.getByLabel('Created to').fill('2020-01-01');
+    await page.keyboard.press('Tab');
+    await page.getByText(/No Leads found using the current filters/).waitFor();
+    expect(decodeURIComponent(page.url())).toContain('"created_to":"2020-01-01"');
+  });
+
+  test('the new screens pass axe 375 px wide', async () => {
+    await page.setViewportSize({ width: 375, height: 740 });
+    await context.request.post(`${base}/api/auth/tokens`, { data: { name: 'Phone check', permissions: [{ module: 'crm', can_read: true, can_write: false, can_delete: false }] } });
+    for (const [path, ready] of [
+      ['/', () => page.getByRole('img', { name: /^New leads per day/ })],
+      ['/account', () => page.getByRole('row', { name: /Phone check/ })],
+      ['/api-tokens', () => page.getByText('Phone check')],
+      [`/leads/${tokenLeadId}/show`, () => page.getByRole('button', { name: 'History' })],
+    ] as const) {
+      await page.goto(`${base}${path}`);
+      await ready().first().waitFor();
+      if (path.includes('/show')) {
+        await page.getByRole('button', { name: 'History' }).click();
+        await page.getByRole('region', { name: 'History' }).getByRole('row', { name: /update/ }).waitFor();
+      }
+      await page.waitForLoadState('networkidle');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `horizontal overflow at 375 px on ${path}`).toBeLessThanOrEqual(0);
+      await expectAccessible(`${path} at 375 px`);
+    }
+    expect(serverErrors, serviceLog).toEqual([]);
+  });
 });

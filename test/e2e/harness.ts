@@ -169,6 +169,20 @@ export async function choose(page: Page, label: string, option: string) {
   }, { timeout: 45_000, interval: 250 });
 }
 
+/** A multi-value select of a list's filters: each option picked (the menu may close as the list reloads). */
+export async function chooseMany(page: Page, label: string, options: string[]) {
+  for (const option of options) {
+    await vi.waitFor(async () => {
+      if (!(await page.getByRole('listbox').count())) await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
+      const item = page.getByRole('option', { name: option, exact: true });
+      if ((await item.getAttribute('aria-selected', { timeout: 5_000 })) !== 'true') await item.click({ timeout: 5_000 });
+      expect(await item.getAttribute('aria-selected', { timeout: 5_000 })).toBe('true');
+    }, { timeout: 45_000, interval: 250 });
+  }
+  await page.keyboard.press('Escape');
+  await page.getByRole('listbox').waitFor({ state: 'detached' });
+}
+
 export async function signIn(page: Page, base: string, email: string, password: string) {
   await page.goto(`${base}/login`);
   await field(page, 'Email').fill(email);

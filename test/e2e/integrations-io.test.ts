@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { choose, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, shot, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, shot, signIn, SKIP_BROWSER, startConsole } from './harness.js';
 
 // The staff console's integration screens in Chromium against the real service (see ./harness.ts): a CSV import of
 // leads from the leads list (dry run, the job's progress, the imports list), and a webhook endpoint receiving a test
@@ -118,8 +118,10 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     await expect.poll(async () => (await row.getByRole('cell').allTextContents()).slice(1)).toEqual(['new-leads.csv', 'leads', 'completed', '4', '3', '0', '1', 'Administrator']);
     await expectAccessible(page, 'imports list');
     await shot(page, 'imports');
-    await choose(page, 'Status', 'failed');
+    await chooseMany(page, 'Status', ['failed', 'running']);
     await page.getByText('No Imports found using the current filters.').waitFor();
+    await chooseMany(page, 'Status', ['completed']);
+    await row.waitFor();
     await page.goto(`${base}/imports`);
     await row.getByRole('cell', { name: 'new-leads.csv' }).click();
     await page.waitForURL((url) => url.pathname === importPath);

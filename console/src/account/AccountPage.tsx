@@ -6,6 +6,7 @@ import { currentSession, type SessionInfo } from '../api/authProvider';
 import { api } from '../api/http';
 import { PasswordStrength } from '../shared/PasswordStrength';
 import { useApiAction } from '../shared/useApiAction';
+import { ApiTokens } from './ApiTokens';
 
 const detailsOf = (error: unknown): Record<string, string> => (error instanceof HttpError && error.body?.details) || {};
 
@@ -148,7 +149,7 @@ function TwoFactor({ info, refresh }: { info: SessionInfo; refresh: () => void }
   );
 }
 
-/** My account: who I am, my password, my second factor. */
+/** My account: who I am, my password, my second factor, my API tokens. */
 export default function AccountPage() {
   useAuthenticated();
   const [info, setInfo] = useState<SessionInfo | null>(null);
@@ -171,6 +172,7 @@ export default function AccountPage() {
             ) : null}
             <ChangePassword />
             {info ? <TwoFactor info={info} refresh={refresh} /> : null}
+            {info ? <ApiTokens info={info} /> : null}
           </Stack>
         </CardContent>
       </Card>

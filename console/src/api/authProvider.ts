@@ -123,7 +123,7 @@ export const authProvider: AuthProvider = {
     const spec = RESOURCES.find((r) => r.name === resource);
     if (!spec) return true;
     const flag = FLAG_OF_ACTION[action] ?? 'read';
-    if (spec.readOnly && flag !== 'read') return false;
+    if (spec.readOnly && flag !== 'read' && !(flag === 'delete' && spec.deletable)) return false;
     // The API refuses these with 409; the console does not offer them.
     if (resource === 'campaigns' && record?.status === 'sent' && action !== 'show' && action !== 'list') return false;
     if (resource === 'inventory' && action === 'delete' && record && record.status !== 'available') return false;

@@ -1,5 +1,6 @@
 import { type DataProvider, HttpError } from 'react-admin';
 import { specOf } from '../resources/declarations';
+import { listFiltersOf } from '../resources/ranges';
 import type { FieldSpec, ResourceSpec } from '../resources/types';
 import { api, type Query } from './http';
 import { queryClient } from './queryClient';
@@ -10,7 +11,7 @@ type AnyRecord = Record<string, any>;
 const get = (record: AnyRecord | undefined, path: string): any =>
   path.split('.').reduce<any>((value, key) => (value == null ? undefined : value[key]), record);
 
-const empty = (value: unknown) => value === undefined || value === null || value === '' || (typeof value === 'number' && Number.isNaN(value));
+const empty = (value: unknown) => value === undefined || value === null || value === '' || (typeof value === 'number' && Number.isNaN(value)) || (Array.isArray(value) && !value.length);
 
 /** A form value as the API takes it. */
 function requestValue(field: FieldSpec, value: unknown): unknown {
@@ -110,8 +111,9 @@ export function listQuery(spec: ResourceSpec, params: { pagination?: { page: num
     query.sort = params.sort.field;
     query.order = params.sort.order.toLowerCase() === 'asc' ? 'asc' : 'desc';
   }
-  const allowed = new Set([...(spec.filters ?? []).map((filter) => filter.source), ...(spec.search ? ['q'] : [])]);
-  for (const [name, value] of Object.entries(params.filter ?? {})) if (allowed.has(name) && !empty(value)) query[name] = value;
+  const allowed = new Set([...listFiltersOf(spec).map((filter) => filter.source), ...(spec.search ? ['q'] : [])]);
+  // Several values of an enum filter go as one comma-separated parameter (`status=new,contacted`).
+  for (const [name, value] of Object.entries(params.filter ?? {})) if (allowed.has(name) && !empty(value)) query[name] = Array.isArray(value) ? value.join(',') : value;
   return query;
 }
 

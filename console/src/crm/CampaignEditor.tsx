@@ -8,6 +8,7 @@ import { useWatch } from 'react-hook-form';
 import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { specOf } from '../resources/declarations';
+import { HistoryPanel } from '../shared/HistoryPanel';
 import { FieldGrid } from '../shared/FieldGrid';
 import { useApiAction } from '../shared/useApiAction';
 import { MarkdownPreview } from './MarkdownPreview';
@@ -156,6 +157,7 @@ export function CampaignShow() {
         <FieldGrid fields={spec.fields.filter((field) => field.source !== 'content')} columns={4} />
       </SimpleShowLayout>
       <CampaignDetail />
+      <HistoryPanel spec={spec} />
     </Show>
   );
 }

@@ -7,6 +7,7 @@ import ForumIcon from '@mui/icons-material/Forum';
 import GroupsIcon from '@mui/icons-material/Groups';
 import HistoryIcon from '@mui/icons-material/History';
 import HomeWorkIcon from '@mui/icons-material/HomeWork';
+import KeyIcon from '@mui/icons-material/Key';
 import MailIcon from '@mui/icons-material/Mail';
 import PeopleIcon from '@mui/icons-material/People';
 import PoolIcon from '@mui/icons-material/Pool';
@@ -72,8 +73,8 @@ const projects: ResourceSpec = {
   sortable: ['created_at', 'name', 'publish_date', 'updated_at'],
   search: true,
   filters: [
-    { source: 'status', label: 'Status', type: 'select', choices: PROJECT_STATUSES },
-    { source: 'type', label: 'Type', type: 'select', choices: PROJECT_TYPES },
+    { source: 'status', label: 'Status', type: 'select', choices: PROJECT_STATUSES, multiple: true },
+    { source: 'type', label: 'Type', type: 'select', choices: PROJECT_TYPES, multiple: true },
   ],
   showExtras: lazy(() => import('../cms/ProjectGallery')),
 };
@@ -164,8 +165,8 @@ const leads: ResourceSpec = {
   search: true,
   exportable: true,
   filters: [
-    { source: 'status', label: 'Status', type: 'select', choices: LEAD_STATUSES },
-    { source: 'source', label: 'Source', type: 'select', choices: LEAD_SOURCES },
+    { source: 'status', label: 'Status', type: 'select', choices: LEAD_STATUSES, multiple: true },
+    { source: 'source', label: 'Source', type: 'select', choices: LEAD_SOURCES, multiple: true },
     { source: 'assigned_to', label: 'Assigned to', type: 'ref', ref: { resource: 'users', text: 'name' } },
   ],
 };
@@ -190,7 +191,7 @@ const inventory: ResourceSpec = {
   exportable: true,
   filters: [
     { source: 'project_id', label: 'Project', type: 'ref', ref: { resource: 'projects', text: 'name' } },
-    { source: 'status', label: 'Status', type: 'select', choices: UNIT_STATUSES },
+    { source: 'status', label: 'Status', type: 'select', choices: UNIT_STATUSES, multiple: true },
     { source: 'block', label: 'Block', type: 'text' },
     { source: 'house_model', label: 'House model', type: 'text' },
   ],
@@ -221,6 +222,7 @@ const reservations: ResourceSpec = {
     { source: 'payment_status', label: 'Payment', type: 'select', choices: PAYMENT_STATUSES },
     { source: 'project_name', label: 'Project name', type: 'text' },
   ],
+  ranges: [{ source: 'created', label: 'Created' }, { source: 'reservation_date', label: 'Reservation date' }],
 };
 
 const inquiries: ResourceSpec = {
@@ -256,6 +258,7 @@ const newsletters: ResourceSpec = {
   sortable: [],
   exportable: true,
   filters: [{ source: 'status', label: 'Status', type: 'select', choices: SUBSCRIPTION_STATUSES }],
+  ranges: [{ source: 'subscribed', label: 'Subscribed' }],
 };
 
 const campaigns: ResourceSpec = {
@@ -274,6 +277,7 @@ const campaigns: ResourceSpec = {
   ],
   sortable: ['created_at', 'name', 'scheduled_at', 'sent_at'],
   filters: [{ source: 'status', label: 'Status', type: 'select', choices: CAMPAIGN_STATUSES }],
+  ranges: [{ source: 'created', label: 'Created' }, { source: 'scheduled', label: 'Scheduled' }],
   screens: {
     show: lazy(() => import('../crm/CampaignEditor').then((m) => ({ default: m.CampaignShow }))),
     edit: lazy(() => import('../crm/CampaignEditor').then((m) => ({ default: m.CampaignEdit }))),
@@ -337,7 +341,29 @@ const activityLogs: ResourceSpec = {
     { source: 'date_from', label: 'From (day)', type: 'date' },
     { source: 'date_to', label: 'To (day)', type: 'date' },
   ],
+  // Its own From/To (day) filters are the date range.
+  ranges: [],
+  noHistory: true,
   screens: { show: lazy(() => import('../iam/ActivityLogShow')) },
+};
+
+/** Everyone's API tokens (issue 14), for iam readers; revoked with iam delete. Each user makes their own under My account. */
+const apiTokens: ResourceSpec = {
+  name: 'api-tokens', module: 'iam', path: '/api/iam/api-tokens', label: 'API tokens', singular: 'API token', icon: KeyIcon,
+  title: (r) => r.name,
+  readOnly: true,
+  deletable: 'Revoke',
+  fields: [
+    { source: 'name', label: 'Name', type: 'text', readOnly: true, list: true },
+    { source: 'prefix', label: 'Prefix', type: 'text', readOnly: true, list: true },
+    { source: 'user', label: 'Owner', type: 'ref', readOnly: true, list: true, ref: { resource: 'users', param: 'user_id', text: 'name' } },
+    { source: 'permissions', label: 'Permissions', type: 'permissions', readOnly: true, list: true },
+    { source: 'expires_at', label: 'Expires', type: 'datetime', readOnly: true, list: true },
+    { source: 'last_used_at', label: 'Last used', type: 'datetime', readOnly: true, list: true },
+    created(),
+  ],
+  sortable: ['created_at'],
+  filters: [{ source: 'user_id', label: 'Owner', type: 'ref', ref: { resource: 'users', text: 'name' } }],
 };
 
 /** The integration screens (imports in crm, webhooks in iam), declared in ./integrations. */
@@ -346,7 +372,7 @@ const INTEGRATIONS = [imports, webhooks];
 export const RESOURCES: readonly ResourceSpec[] = [
   projects, articles, careers, amenities,
   leads, inventory, reservations, inquiries, newsletters, campaigns,
-  users, departments, activityLogs,
+  users, departments, activityLogs, apiTokens,
   ...INTEGRATIONS,
 ];
 

@@ -2,7 +2,7 @@ import { Box, Link as MuiLink, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
 import {
   ArrayInput, AutocompleteInput, BooleanInput, DateInput, DateTimeInput, NumberInput, PasswordInput, ReferenceInput,
-  required, SelectInput, SimpleFormIterator, TextArrayInput, TextInput, useCanAccess, useRecordContext,
+  required, SelectArrayInput, SelectInput, SimpleFormIterator, TextArrayInput, TextInput, useCanAccess, useRecordContext,
 } from 'react-admin';
 import { Link } from 'react-router-dom';
 import { UploadInput } from '../shared/UploadInput';
@@ -46,6 +46,8 @@ export function FieldValue({ field }: { field: FieldSpec }): ReactNode {
     }
     case 'strings':
       return <Typography component="span" variant="body2">{(value as string[]).join(', ')}</Typography>;
+    case 'permissions':
+      return <Typography component="span" variant="body2">{permissionsText(value)}</Typography>;
     case 'landmarks':
       return (
         <Box component="ul" sx={{ m: 0, pl: 2 }}>
@@ -127,13 +129,25 @@ export function FieldInput({ field, choices, readOnly }: { field: FieldSpec; cho
   }
 }
 
+/** "crm: read, write; cms: read" from [{module, can_read, can_write, can_delete}]. */
+export function permissionsText(permissions: { module: string; can_read: boolean; can_write: boolean; can_delete: boolean }[]): string {
+  return permissions
+    .map((p) => [p.module, [p.can_read && 'read', p.can_write && 'write', p.can_delete && 'delete'].filter(Boolean).join(', ')] as const)
+    .filter(([, flags]) => flags)
+    .map(([module, flags]) => `${module}: ${flags}`)
+    .join('; ') || 'none';
+}
+
 /** A list filter; the search box (`q`) is separate. */
 export function filterInput(filter: FilterSpec) {
   const { source, label } = filter;
   const common = { source, label, alwaysOn: true, helperText: false } as const;
   switch (filter.type) {
     case 'select':
-      return <SelectInput key={source} {...common} choices={choicesOf(filter.choices ?? [])} emptyText="Any" />;
+      // Several values at once where the API takes them (`status=new,contacted`); none chosen: any.
+      return filter.multiple
+        ? <SelectArrayInput key={source} {...common} choices={choicesOf(filter.choices ?? [])} sx={{ minWidth: 160 }} />
+        : <SelectInput key={source} {...common} choices={choicesOf(filter.choices ?? [])} emptyText="Any" />;
     case 'boolean':
       return <SelectInput key={source} {...common} choices={[{ id: 'true', name: 'Yes' }, { id: 'false', name: 'No' }]} emptyText="Any" />;
     case 'date':

@@ -26,8 +26,8 @@ export const imports: ResourceSpec = {
   ],
   sortable: ['created_at'],
   filters: [
-    { source: 'resource', label: 'Into', type: 'select', choices: IMPORT_RESOURCES },
-    { source: 'status', label: 'Status', type: 'select', choices: IMPORT_STATUSES },
+    { source: 'resource', label: 'Into', type: 'select', choices: IMPORT_RESOURCES, multiple: true },
+    { source: 'status', label: 'Status', type: 'select', choices: IMPORT_STATUSES, multiple: true },
   ],
   screens: { show: lazy(() => import('../integrations/ImportShow')) },
 };

@@ -17,7 +17,8 @@ export type FieldType =
   | 'strings' // an array of strings
   | 'image' // a path from POST /api/uploads
   | 'landmarks' // [{name, distance}]
-  | 'password'; // written only
+  | 'password' // written only
+  | 'permissions'; // [{module, can_read, can_write, can_delete}] (API tokens), shown only
 
 export type FieldSpec = {
   /** Where the value is in the API's record (`price_range.min`, `assigned_to`). */
@@ -45,7 +46,12 @@ export type FilterSpec = {
   type: 'select' | 'ref' | 'text' | 'boolean' | 'date';
   choices?: readonly string[];
   ref?: { resource: string; text: string };
+  /** select: several values at once (the API takes `status=new,contacted`). */
+  multiple?: boolean;
 };
+
+/** A date range of a list: `<source>_from` and `<source>_to` (a day, inclusive). */
+export type RangeSpec = { source: string; label: string };
 
 export type ResourceSpec = {
   /** The console's route and react-admin's resource name. */
@@ -71,6 +77,12 @@ export type ResourceSpec = {
   whole?: boolean;
   /** Read-only resource (activity logs). */
   readOnly?: boolean;
+  /** A read-only resource whose records may still be deleted, under this button label (API tokens: "Revoke"). */
+  deletable?: string;
+  /** The list's date ranges; default: `created` on every paged list (CONTRACT: `created_from`/`created_to`). */
+  ranges?: readonly RangeSpec[];
+  /** `GET …/:id/history` does not exist (activity logs). */
+  noHistory?: boolean;
   /** Screens of its own (lazily loaded) instead of the generic ones. */
   screens?: Partial<Record<'list' | 'show' | 'edit' | 'create', ComponentType>>;
   /** Extra panels under the generic detail page (a project's gallery, a unit's reservation). */

@@ -1,6 +1,7 @@
 import { type Theme, useMediaQuery } from '@mui/material';
-import { CreateButton, DataTable, List, Pagination, SimpleList, TextInput, TopToolbar, useRecordContext } from 'react-admin';
+import { CreateButton, DataTable, DeleteButton, List, Pagination, SimpleList, TextInput, TopToolbar, useRecordContext } from 'react-admin';
 import { FieldValue, filterInput } from '../resources/fields';
+import { listFiltersOf } from '../resources/ranges';
 import type { ResourceSpec } from '../resources/types';
 import { IMPORT_PATHS, ImportableEmpty, ImportCsvButton } from '../integrations/ImportCsvButton';
 import { ExportCsvButton } from './ExportCsvButton';
@@ -13,6 +14,16 @@ function Actions({ spec }: { spec: ResourceSpec }) {
       {spec.exportable ? <ExportCsvButton spec={spec} /> : null}
       <ImportCsvButton spec={spec} />
     </TopToolbar>
+  );
+}
+
+/** A row's own delete, where the resource is read-only but deletable (an API token's "Revoke"). */
+function RowDelete({ spec }: { spec: ResourceSpec }) {
+  const record = useRecordContext();
+  if (!record) return null;
+  return (
+    <DeleteButton mutationMode="pessimistic" label={spec.deletable} aria-label={`${spec.deletable} ${spec.title(record)}`} redirect={false}
+      confirmTitle={`${spec.deletable} ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="It stops working at once. This cannot be undone." />
   );
 }
 
@@ -33,7 +44,7 @@ export default function ResourceList() {
   const filters = [
     ...(spec.search || spec.whole ? [<TextInput key="q" source="q" label="Search" alwaysOn resettable={false} helperText={false} />] : []),
     // Every filter is on screen (they wrap on a narrow one): nothing to discover behind an "Add filter" menu.
-    ...(spec.filters ?? []).map(filterInput),
+    ...listFiltersOf(spec).map(filterInput),
   ];
   const sortField = spec.defaultSort ?? spec.sortable[0];
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'));
@@ -62,6 +73,7 @@ export default function ResourceList() {
         {columns.map((field) => (
           <DataTable.Col key={field.source} source={field.source} label={field.label} disableSort={!spec.sortable.includes(field.source)} render={() => <FieldValue field={field} />} />
         ))}
+        {spec.deletable ? <DataTable.Col label="Actions" render={() => <RowDelete spec={spec} />} /> : null}
       </DataTable>
       )}
     </List>

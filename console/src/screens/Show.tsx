@@ -1,11 +1,19 @@
 import { Suspense } from 'react';
 import { DeleteButton, EditButton, Loading, Show, SimpleShowLayout, TopToolbar, useRecordContext } from 'react-admin';
 import { FieldGrid } from '../shared/FieldGrid';
+import { HistoryPanel } from '../shared/HistoryPanel';
 import type { ResourceSpec } from '../resources/types';
 import { useSpec } from './useSpec';
 
 function Actions({ spec }: { spec: ResourceSpec }) {
   const record = useRecordContext();
+  if (record && spec.deletable) {
+    return (
+      <TopToolbar>
+        <DeleteButton mutationMode="pessimistic" label={spec.deletable} confirmTitle={`${spec.deletable} ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="It stops working at once. This cannot be undone." />
+      </TopToolbar>
+    );
+  }
   if (spec.readOnly || !record) return <TopToolbar />;
   return (
     <TopToolbar>
@@ -30,6 +38,7 @@ export default function ResourceShow() {
         <FieldGrid fields={spec.fields.filter((field) => !field.hideInShow)} />
       </SimpleShowLayout>
       {Extras ? <Suspense fallback={<Loading />}><Extras /></Suspense> : null}
+      <HistoryPanel spec={spec} />
     </Show>
   );
 }

@@ -111,3 +111,22 @@ export const amenities = pgTable('amenities', {
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [index('amenities_name_idx').on(t.name, t.id)]);
+
+/** A smaller copy of an uploaded image: WebP, this wide. */
+export type UploadVariant = { width: number; height: number; name: string; bytes: number };
+
+/** Every uploaded file: its stored name (random), what it is, and the variants made of it. */
+export const uploads = pgTable('uploads', {
+  id: id(),
+  name: text('name').notNull(),
+  type: text('type').notNull(),
+  bytes: integer('bytes').notNull(),
+  width: integer('width').notNull(),
+  height: integer('height').notNull(),
+  variants: jsonb('variants').$type<UploadVariant[]>().notNull().default([]),
+  created_by: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+  created_at: createdAt(),
+}, (t) => [
+  uniqueIndex('uploads_name_key').on(t.name),
+  index('uploads_created_idx').on(t.created_at, t.id),
+]);

@@ -3,7 +3,7 @@ import type { App } from '../../app.js';
 import { defineResource } from '../../data/resource.js';
 import { amenities } from '../../db/schema/index.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
-import { Nullable, RequiredText, Strict, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { ImageVariantsOf, Nullable, RequiredText, Strict, Text, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Amenities: a short catalogue, listed whole and ordered by name (CONTRACT §8). */
 export const amenityResource = defineResource({
@@ -19,6 +19,7 @@ export const amenityResource = defineResource({
     },
   },
   list: { sortable: { name: amenities.name }, defaultSort: 'name', whole: true },
+  images: { cover_photo: 'cover_photo_variants' },
 });
 
 export const Amenity = Strict({
@@ -28,6 +29,7 @@ export const Amenity = Strict({
   icon: Nullable(Type.String()),
   category: Nullable(Type.String()),
   cover_photo: Nullable(Type.String()),
+  cover_photo_variants: ImageVariantsOf(),
   created_at: Timestamp(),
 });
 

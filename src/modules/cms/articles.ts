@@ -4,7 +4,7 @@ import type { App } from '../../app.js';
 import { contains, anyOf, equals } from '../../data/filters.js';
 import { defineResource, type SelectQuery } from '../../data/resource.js';
 import { ARTICLE_TYPES, articles, users } from '../../db/schema/index.js';
-import { Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { ImageVariantsOf, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
 const withAuthor = (query: SelectQuery) => query.leftJoin(users, eq(users.id, articles.author_id));
@@ -43,6 +43,7 @@ export const articleResource = defineResource({
     },
     search: [articles.title, articles.excerpt],
   },
+  images: { cover_image: 'cover_image_variants' },
 });
 
 export const articlePublishing: Publishing = { slug: articles.slug, published: articles.published, publishDate: articles.publish_date, slugSource: 'title' };
@@ -56,6 +57,7 @@ const listFields = {
   excerpt: Nullable(Type.String()),
   type: StringEnum(ARTICLE_TYPES),
   cover_image: Nullable(Type.String()),
+  cover_image_variants: ImageVariantsOf(),
   author: Nullable(Strict({ id: Uuid(), name: Type.String() })),
   tags: Type.Array(Type.String()),
   published: Type.Boolean(),

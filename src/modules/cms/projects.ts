@@ -9,7 +9,7 @@ import { galleryImages, inventoryUnits, PROJECT_STATUSES, PROJECT_TYPES, project
 import { conflict } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
-import { errorResponses, IdParams, Money, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { errorResponses, IdParams, ImageVariantsOf, Money, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { assertRange, contentRoutes, type Publishing, publishingInput, SlugInput } from './content.js';
 
 const listColumns = {
@@ -44,6 +44,7 @@ export const projectResource = defineResource({
     },
     search: [projects.name, projects.location],
   },
+  images: { cover_photo: 'cover_photo_variants', galleries: { image_url: 'image' } },
 });
 
 export const projectPublishing: Publishing = { slug: projects.slug, published: projects.published, publishDate: projects.publish_date, slugSource: 'name' };
@@ -72,6 +73,7 @@ export const PriceRange = Strict({ min: Money(), max: Money() });
 export const GalleryImage = Strict({
   id: Uuid(),
   image_url: Type.String(),
+  image: ImageVariantsOf(),
   caption: Nullable(Type.String()),
   display_order: Type.Integer(),
   house_model: Nullable(Type.String()),
@@ -87,6 +89,7 @@ const listFields = {
   location: Nullable(Type.String()),
   price_range: Nullable(PriceRange),
   cover_photo: Nullable(Type.String()),
+  cover_photo_variants: ImageVariantsOf(),
   published: Type.Boolean(),
   publish_date: Nullable(Timestamp()),
   created_at: Timestamp(),

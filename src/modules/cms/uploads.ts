@@ -1,35 +1,68 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { fileTypeFromBuffer } from 'file-type';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
-import { ApiError, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../errors.js';
-import { ErrorBody, errorResponses, Strict } from '../../http/schemas.js';
+import { audited, createAudited } from '../../data/mutations.js';
+import { uuidv7 } from '../../db/schema/common.js';
+import { ApiError, conflict, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../errors.js';
+import { actorOf } from '../../http/actor.js';
+import { fileField, multipartError, TooLarge } from '../../http/multipart-file.js';
+import { listQuerySchema } from '../../http/list-query.js';
+import { ErrorBody, errorResponses, ImageVariant, Message, Nullable, Paginated, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { IMAGE_TYPES, ImageRefused, processImage } from '../../media/images.js';
+import { describeUses, imageInfo, keyOf, lockUpload, removeUpload, STORED_NAME, UPLOAD_NAME, type Upload, uploadResource, usageOf, variantName } from '../../media/library.js';
+import { closeStorage, storageOf } from '../../media/storage.js';
 
-/** Image types accepted (CONTRACT §11), by the extension file-type detects → served Content-Type. */
-export const IMAGE_TYPES: Record<string, string> = {
-  jpg: 'image/jpeg',
-  png: 'image/png',
-  webp: 'image/webp',
-  gif: 'image/gif',
-  avif: 'image/avif',
-};
+export { IMAGE_TYPES };
 
-/** Stored names: 32 random hex characters and an accepted extension; nothing else is ever served. */
-const NAME = /^[a-f0-9]{32}\.(jpg|png|webp|gif|avif)$/;
 /** How many leading bytes file-type needs to recognise any type. */
 const SNIFF_BYTES = 4100;
 
-export const UploadResult = Strict({ path: Type.String(), url: Type.String() });
+const imageFields = {
+  path: Type.String({ description: '`/uploads/<name>`: what image fields hold', examples: ['/uploads/3f9a0c8e1b2d4e5f60718293a4b5c6d7.jpg'] }),
+  url: Type.String({ description: 'Absolute URL (BASE_URL)', examples: ['https://example.com/uploads/3f9a0c8e1b2d4e5f60718293a4b5c6d7.jpg'] }),
+  width: Type.Integer({ description: 'Width in pixels, upright' }),
+  height: Type.Integer({ description: 'Height in pixels, upright' }),
+  variants: Type.Array(ImageVariant, { description: 'WebP copies 320, 640, 1280, 1920 wide: only those narrower than the original' }),
+  srcset: Type.String({ description: 'For `<img srcset>`: the variants and the original with their widths' }),
+};
 
-export class TooLarge extends Error {}
+export const UploadResult = Strict({
+  ...imageFields,
+  name: Type.String({ description: 'The stored name (random)' }),
+  type: Type.String({ description: 'Content-Type of the original', examples: ['image/jpeg'] }),
+  bytes: Type.Integer({ description: 'Size of the original as stored (re-encoded, without metadata)' }),
+}, { description: 'The stored image; its original is upright and carries no metadata (EXIF, GPS, XMP)' });
+
+const Use = Strict({
+  resource: Type.String({ examples: ['projects'] }),
+  id: Uuid(),
+  field: Type.String({ examples: ['cover_photo'] }),
+  title: Nullable(Type.String({ description: 'Name or title of the record (a gallery image: its project\'s)' })),
+});
+
+const UploadListItem = Strict({
+  id: Uuid(),
+  name: Type.String(),
+  ...imageFields,
+  type: Type.String(),
+  bytes: Type.Integer(),
+  created_by: Nullable(Strict({ id: Uuid(), name: Type.String() })),
+  created_at: Timestamp(),
+  used_by: Type.Array(Use, { description: 'Records naming this file (or one of its variants) in a field; empty: unused, may be deleted' }),
+});
+
+const NameParams = Strict({ name: Type.String({ pattern: UPLOAD_NAME, maxLength: 40, description: 'Stored name of an original', examples: ['3f9a0c8e1b2d4e5f60718293a4b5c6d7.jpg'] }) });
+
 
 /**
  * Holds back the first bytes until the type is known: refuses anything that is not an accepted image before a
@@ -74,36 +107,56 @@ class ImageGate extends Transform {
 }
 
 /**
- * `POST /api/uploads` (cms or crm write) and the public `GET /uploads/:name` (CONTRACT §11). Files are streamed to a
- * temporary file in UPLOAD_DIR and renamed into place once complete; a refused or partial upload leaves nothing.
+ * `POST /api/uploads` (cms or crm write), the public `GET /uploads/:name` (CONTRACT §11), and the staff's list and
+ * delete of uploads (cms). The upload is streamed to a temporary file in UPLOAD_DIR, processed there (upright, no
+ * metadata, variants) and stored through the configured storage (UPLOAD_DIR or S3); a refused or partial upload
+ * leaves nothing.
  */
 export default async function uploadRoutes(app: App) {
-  const { uploadDir, uploadMaxBytes, baseUrl } = app.config;
+  const { uploadDir, uploadMaxBytes, uploadMaxPixels, baseUrl } = app.config;
+  const { db } = app.database;
   await mkdir(uploadDir, { recursive: true });
+  const storage = storageOf(app.config);
+  app.addHook('onClose', async () => closeStorage(app.config));
 
+  const serve = async (request: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) => {
+    const { name } = request.params;
+    const match = STORED_NAME.exec(name);
+    if (!match) throw notFound('File');
+    const file = await storage.get(name);
+    if (!file) throw notFound('File');
+    reply
+      .header('etag', file.etag)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('cross-origin-resource-policy', 'cross-origin');
+    const inm = request.headers['if-none-match'];
+    if (request.method === 'HEAD' || (inm && inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag))) {
+      file.body.destroy();
+      if (request.method !== 'HEAD') return reply.code(304).send();
+    }
+    reply.header('content-type', IMAGE_TYPES[match[3]]).header('content-length', file.size);
+    if (request.method === 'HEAD') return reply.send();
+    return reply.send(file.body as never); // a stream; the GET schema only documents it
+  };
+  // HEAD declared first (and kept out of the docs): Fastify's own HEAD route would read the whole file or S3 object to discard it.
+  app.head('/uploads/:name', { config: { rateBucket: 'read' }, schema: { hide: true, params: Strict({ name: Type.String({ maxLength: 100 }) }) } }, serve);
   app.get('/uploads/:name', {
     config: { rateBucket: 'read' },
     schema: {
       tags: ['uploads'],
-      summary: 'An uploaded image (public)',
-      params: Strict({ name: Type.String({ maxLength: 100 }) }),
-      response: { 200: Type.String({ format: 'binary', description: 'The image, with its Content-Type' }), 404: ErrorBody },
+      security: [],
+      summary: 'An uploaded image or one of its variants (public)',
+      description: 'Streams the file from the storage (UPLOAD_DIR or S3) with its Content-Type, an ETag and `Cache-Control: public, max-age=31536000, immutable`: '
+        + 'names are random and never reused, so a file never changes. `If-None-Match` with the ETag answers 304. Variants are `<key>-<width>.webp`.',
+      params: Strict({ name: Type.String({ maxLength: 100, examples: ['3f9a0c8e1b2d4e5f60718293a4b5c6d7-640.webp'] }) }),
+      response: {
+        200: { description: 'The image', content: { 'image/*': { schema: { type: 'string', format: 'binary' } } } },
+        304: { description: 'Not modified (ETag matched)', type: 'null' },
+        404: ErrorBody,
+      },
     },
-  }, async (request, reply) => {
-    const { name } = request.params;
-    const match = NAME.exec(name);
-    if (!match) throw notFound('File');
-    const file = join(uploadDir, name);
-    const info = await stat(file).catch(() => null);
-    if (!info?.isFile()) throw notFound('File');
-    return reply
-      .header('content-type', IMAGE_TYPES[match[1]])
-      .header('content-length', info.size)
-      .header('x-content-type-options', 'nosniff')
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .header('cross-origin-resource-policy', 'cross-origin')
-      .send(createReadStream(file) as never); // a stream; the schema above only documents it
-  });
+  }, serve);
 
   await app.register(async (scoped: App) => {
     await scoped.register(multipart, {
@@ -115,6 +168,10 @@ export default async function uploadRoutes(app: App) {
         schema: {
           tags: ['uploads'],
           summary: 'Upload an image (multipart/form-data, field `file`)',
+          description: 'JPEG, PNG, WebP, GIF or AVIF, recognised from the bytes, at most UPLOAD_MAX_BYTES (413) and UPLOAD_MAX_PIXELS pixels '
+            + '(400 `details.file`: decompression bombs). The stored original is rotated upright (EXIF orientation) and re-encoded without '
+            + 'metadata (no EXIF, GPS, XMP); WebP variants 320, 640, 1280 and 1920 pixels wide are made, only those narrower than the original. '
+            + 'Put `path` into image fields; `srcset` goes straight into `<img srcset>`.',
           consumes: ['multipart/form-data'],
           body: Strict({ file: Type.String({ format: 'binary' }) }),
           response: { 201: UploadResult, 413: ErrorBody, 415: ErrorBody, ...errorResponses },
@@ -122,54 +179,92 @@ export default async function uploadRoutes(app: App) {
         // The multipart body is read by the handler as a stream; the schema above documents it.
         validatorCompiler: () => () => true,
       }, async (request, reply) => {
-        if (!request.isMultipart()) throw unsupportedMediaType('Send the file as multipart/form-data in the field "file"');
-        // A refusal before the whole body arrived closes the connection: the rest of the body is never read.
-        const refuse = (err: unknown) => {
-          const http = translate(err, uploadMaxBytes);
-          return http instanceof ApiError && !request.raw.readableEnded
-            ? new ApiError(http.statusCode, http.body, { ...http.headers, connection: 'close' })
-            : http;
-        };
-        const part = await request.file().catch((err) => {
-          throw refuse(err);
-        });
-        if (!part || part.type !== 'file') throw validationError({ file: 'is required' });
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          throw validationError({ file: 'is required' });
-        }
-        const id = randomBytes(16).toString('hex');
-        const temp = join(uploadDir, `.${id}.part`);
+        const { part, refuse } = await fileField(request, uploadMaxBytes, { what: 'the file', translate });
+        const key = randomBytes(16).toString('hex');
+        const temp = join(uploadDir, `.${key}.part`);
         const gate = new ImageGate(uploadMaxBytes);
-        const writer = createWriteStream(temp, { flags: 'wx', mode: 0o644 });
+        const writer = createWriteStream(temp, { flags: 'wx', mode: 0o600 });
+        const stored: string[] = [];
         try {
           await pipeline(part.file, gate, writer);
           if (part.file.truncated) throw new TooLarge();
           if (!gate.extension) throw unsupportedMediaType('The file is empty');
-          const name = `${id}.${gate.extension}`;
-          await rename(temp, join(uploadDir, name));
-          return reply.code(201).send({ path: `/uploads/${name}`, url: `${baseUrl.replace(/\/+$/, '')}/uploads/${name}` });
+          const ext = gate.extension;
+          const image = await processImage(temp, ext, uploadMaxPixels);
+          // Gone before the answer: nothing of this upload stays in UPLOAD_DIR but what the storage keeps.
+          await unlink(temp).catch(() => {});
+          const name = `${key}.${ext}`;
+          const variants = image.variants.map((v) => ({ width: v.width, height: v.height, name: variantName(key, v.width), bytes: v.buffer.length }));
+          await Promise.all([
+            storage.put(name, image.buffer, IMAGE_TYPES[ext]).then(() => stored.push(name)),
+            ...image.variants.map((v, i) => storage.put(variants[i].name, v.buffer, 'image/webp').then(() => stored.push(variants[i].name))),
+          ]);
+          const actor = await actorOf(app, request);
+          const row = await createAudited(db, actor, uploadResource, {
+            id: uuidv7(), name, type: IMAGE_TYPES[ext], bytes: image.buffer.length, width: image.width, height: image.height, variants, created_by: actor.userId,
+          });
+          return reply.code(201).send({ ...imageInfo(row, baseUrl), name, type: row.type, bytes: row.bytes });
         } catch (err) {
+          await storage.delete(stored).catch((e: unknown) => request.log.error({ err: e }, 'stored files of a failed upload not removed'));
+          throw refuse(err);
+        } finally {
           // The file may be opened after the pipeline failed: only once the writer has closed is there nothing left to come.
           if (!writer.closed) await once(writer, 'close').catch(() => {});
           await unlink(temp).catch(() => {});
-          throw refuse(err);
         }
       });
     }));
   });
+
+  await app.register(moduleRoutes('cms', async (cms: App) => {
+    const ListQuery = listQuerySchema(uploadResource);
+    cms.get('/api/uploads', {
+      schema: {
+        tags: ['uploads'],
+        summary: 'List uploads, with where each is used',
+        description: 'Every uploaded image, newest first, with its size, variants and the records naming it (projects\' cover photos and descriptions, '
+          + 'gallery images, articles\' cover images and content, careers, amenities, campaigns, users\' pictures). `q` searches the name. '
+          + 'An upload nothing uses may be deleted; one unused for UPLOAD_UNUSED_RETENTION_HOURS is removed by the service.',
+        querystring: ListQuery,
+        response: { 200: Paginated(UploadListItem), ...errorResponses },
+      },
+    }, async (request) => {
+      const page = await app.lists.page<Omit<Upload, 'created_by'> & { created_by: { id: string | null; name: string | null } | null }>(uploadResource, request.query as Static<typeof ListQuery>);
+      const usage = await usageOf(db, page.data.map((u) => keyOf(u.name)));
+      return {
+        ...page,
+        data: page.data.map((u) => ({
+          ...u,
+          ...imageInfo(u, baseUrl),
+          created_by: u.created_by?.id ? { id: u.created_by.id, name: u.created_by.name ?? '' } : null,
+          used_by: usage.get(keyOf(u.name)) ?? [],
+        })),
+      };
+    });
+
+    cms.delete('/api/uploads/:name', {
+      schema: {
+        tags: ['uploads'],
+        summary: 'Delete an unused upload and its variants',
+        description: '409 naming the records that still use it (remove the references first); otherwise the row (audited) and every stored file go.',
+        params: NameParams,
+        response: { 200: Message, ...errorResponses },
+      },
+    }, async (request) => {
+      const { name } = request.params;
+      await audited(db, await actorOf(app, request), async (work) => {
+        const upload = await lockUpload(work, name);
+        if (!upload) throw notFound('Upload');
+        const uses = (await usageOf(work.tx, [keyOf(name)])).get(keyOf(name)) ?? [];
+        if (uses.length) throw conflict(`The file is still used by ${describeUses(uses)}; remove those references first`);
+        await removeUpload(work, storage, upload);
+      });
+      return { message: 'Upload deleted' };
+    });
+  }));
 }
 
-export function translate(err: unknown, maxBytes: number): unknown {
-  if (err instanceof ApiError) return err;
-  const code = (err as { code?: string } | null)?.code;
-  if (err instanceof TooLarge || code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
-    return payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes`);
-  }
-  // The multipart parser's complaints about the body (plain Errors: "Unexpected end of multipart data", "Malformed part
-  // header"…, or @fastify/multipart's FST_ codes) are the client's; a system error (ENOSPC…) or a bug stays a 500.
-  if (code?.startsWith('FST_') || (err instanceof Error && err.constructor === Error && code === undefined)) {
-    return validationError({ file: `could not be read: the multipart body is malformed (${(err as Error).message})` });
-  }
-  return err;
+/** A failure while receiving an image, as the client is told it: an image sharp refuses is a 400, the rest as any file. */
+function translate(err: unknown, maxBytes: number): unknown {
+  return err instanceof ImageRefused ? validationError({ file: err.message }) : multipartError(err, maxBytes);
 }

@@ -12,7 +12,7 @@ import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { ErrorBody, errorResponses, Nullable, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { compileQueryValidator } from '../../http/validation.js';
-import { TooLarge, translate } from '../cms/uploads.js';
+import { fileField, TooLarge } from '../../http/multipart-file.js';
 import { accepted, countRows, dryRun, IMPORT_BATCH, importJob, MAX_ERRORS, openFile } from './import-engine.js';
 import { IMPORT_KINDS, type ImportKind } from './import-kinds.js';
 
@@ -122,20 +122,7 @@ const describe = (kind: ImportKind, maxBytes: number) => {
 
 /** The uploaded file, whole (up to `maxBytes`), and its name; 400/413/415 as uploads answer them. */
 async function readUpload(request: FastifyRequest, maxBytes: number): Promise<{ bytes: Buffer; filename: string }> {
-  if (!request.isMultipart()) throw unsupportedMediaType('Send the CSV file as multipart/form-data in the field "file"');
-  // A refusal before the whole body arrived closes the connection: the rest of the body is never read.
-  const refuse = (err: unknown) => {
-    const http = translate(err, maxBytes);
-    return http instanceof ApiError && !request.raw.readableEnded ? new ApiError(http.statusCode, http.body, { ...http.headers, connection: 'close' }) : http;
-  };
-  const part = await request.file().catch((err) => {
-    throw refuse(err);
-  });
-  if (!part || part.type !== 'file') throw validationError({ file: 'is required' });
-  if (part.fieldname !== 'file') {
-    part.file.resume();
-    throw validationError({ file: 'is required' });
-  }
+  const { part, refuse } = await fileField(request, maxBytes, { what: 'the CSV file' });
   const chunks: Buffer[] = [];
   let size = 0;
   try {

@@ -1,6 +1,6 @@
 import etag from '@fastify/etag';
 import { clock } from '../../clock.js';
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { and } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { allOf, is } from '../../data/filters.js';
@@ -12,6 +12,7 @@ import { notFound } from '../../errors.js';
 import { listQuerySchema } from '../../http/list-query.js';
 import { errorResponses, Paginated, Strict, Uuid } from '../../http/schemas.js';
 import { renderMarkdown } from '../../mail/markdown.js';
+import { withResourceImages } from '../../media/library.js';
 import { Amenity, amenityResource } from '../cms/amenities.js';
 import { ArticleDetail, ArticleListItem, articlePublishing, articleResource } from '../cms/articles.js';
 import { CareerDetail, CareerListItem, careerPublishing, careerResource } from '../cms/careers.js';
@@ -50,7 +51,8 @@ function registerPublished(app: App, p: Published) {
     const now = clock.now().getTime();
     reply.header('cache-control', CACHE_CONTROL);
     // Rows are exact to the moment; a cached total may lag a scheduled publication by one clock step.
-    return app.lists.page(p.resource, request.query, { scope: visible(p.publishing, new Date(now)), scopeKey: `public:${Math.floor(now / CLOCK_STEP_MS)}` });
+    const page = await app.lists.page(p.resource, request.query, { scope: visible(p.publishing, new Date(now)), scopeKey: `public:${Math.floor(now / CLOCK_STEP_MS)}` });
+    return { ...page, data: await withResourceImages(db, app.config.baseUrl, p.resource, page.data) };
   });
 
   app.get(`${p.path}/:slug`, {
@@ -60,7 +62,8 @@ function registerPublished(app: App, p: Published) {
       .where(and(is.equal(p.publishing.slug, request.params.slug).sql, visible(p.publishing, clock.now()).sql)).limit(1);
     if (!row) throw notFound('Published record');
     reply.header('cache-control', CACHE_CONTROL);
-    return p.complete ? p.complete(db, row) : row;
+    const [answer] = await withResourceImages(db, app.config.baseUrl, p.resource, [p.complete ? await p.complete(db, row) : row]);
+    return answer;
   });
 }
 
@@ -93,6 +96,7 @@ export default async function publicContentRoutes(app: App) {
     schema: { tags: ['public'], security: [], summary: 'All amenities, ordered by name', response: { 200: Strict({ data: Type.Array(Amenity) }), ...errorResponses } },
   }, async (_request, reply) => {
     reply.header('cache-control', CACHE_CONTROL);
-    return app.lists.whole(amenityResource);
+    const { data } = await app.lists.whole<Record<string, unknown>>(amenityResource);
+    return { data: (await withResourceImages(app.database.db, app.config.baseUrl, amenityResource, data)) as Static<typeof Amenity>[] };
   });
 }

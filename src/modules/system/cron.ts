@@ -1,17 +1,12 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import { purgeActivityLogs } from '../../audit/retention.js';
+import { bearerMatches } from '../../auth/bearer-secret.js';
 import { unauthorized } from '../../errors.js';
 import { ErrorBody } from '../../http/schemas.js';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
 /** Constant-time check of `Authorization: Bearer <CRON_SECRET>`; no secret configured → nobody passes. */
-export function cronAuthorised(secret: string | undefined, header: string | undefined): boolean {
-  if (!secret || !header?.startsWith('Bearer ')) return false;
-  return timingSafeEqual(digest(header.slice(7)), digest(secret));
-}
+export const cronAuthorised = bearerMatches;
 
 export default async function cronRoutes(app: App) {
   app.post('/api/cron/activity-logs-retention', {
