@@ -110,7 +110,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       },
       migrationsApplied: (ms = 2000) => migrationsApplied(execute, ms),
       pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
-      close: () => pool.end(),
+      // Closing twice is harmless (a failed start-up and its shutdown may both close): the pool ends once.
+      close: () => (pool.ended ? Promise.resolve() : pool.end()),
       queryObservers,
       listen: (channel, handler, listening) => listenOnServer(options.url!, channel, handler, listening, (err) => database.onError?.(err)),
     };

@@ -1,143 +1,60 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { TOTP } from 'otpauth';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
+import { waitFor } from '../helpers.js';
 import { type Mail, parseMail } from '../mail.js';
+import * as harness from './harness.js';
+import { type Console, SKIP_BROWSER, startConsole } from './harness.js';
 
 // The staff console in a real browser (Debian's Chromium driven by playwright-core) against the real service, started
 // here as a child process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), with
 // mail going to the outbox. The steps run in order on one browser, as a person would: each builds on the one before.
 // The run also takes screenshots of the main screens (the README shows them, from docs/screenshots/).
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-// The README's screenshots are rewritten when missing or with UPDATE_SCREENSHOTS=1; otherwise a run writes them to a
-// temporary folder, so that `npm test` leaves the work tree clean (their dates and times change on every run).
-const DOC_SHOTS = join(ROOT, 'docs', 'screenshots');
-const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' || !existsSync(join(DOC_SHOTS, 'dashboard.png')) ? DOC_SHOTS : join(tmpdir(), 'pms-console-screenshots');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => path && existsSync(path));
-const REQUIRED = !!process.env.E2E_REQUIRED && process.env.E2E_REQUIRED !== '0';
 const ADMIN = { email: 'admin@example.com', password: 'Console-Admin-1!' };
 const NEW_PASSWORD = 'Changed-Pass-2@';
 // A 1×1 PNG: the service recognises uploads from their bytes.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
-if (!CHROMIUM && !REQUIRED) {
+if (SKIP_BROWSER) {
   console.warn('test/e2e/console.test.ts skipped: no Chromium found (apt-get install -y chromium, or set CHROMIUM_PATH); set E2E_REQUIRED=1 to make this a failure');
 }
 
-const freePort = () => new Promise<number>((resolve) => {
-  const server = createServer();
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    server.close(() => resolve(port));
-  });
-});
-
-describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 180_000 }, () => {
-  let service: ChildProcess | undefined;
-  let serviceLog = '';
-  let browser: Browser;
+describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 }, () => {
+  let app: Console;
   let context: BrowserContext;
   let page: Page;
   let base = '';
   let dataDir = '';
   let totpSecret = '';
   let backupCodes: string[] = [];
-  const cleanup: (() => Promise<unknown> | unknown)[] = [];
   /** Every 5xx the browser saw: there must be none. */
-  const serverErrors: string[] = [];
+  let serverErrors: string[] = [];
   /** Every 403: the console does not ask for what the user may not read. */
-  const forbidden: string[] = [];
-  const axeSource = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  let forbidden: string[] = [];
 
+  // The service on a fresh database, the console built if its sources changed, Chromium on it (test/e2e/harness.ts).
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('E2E_REQUIRED is set but no Chromium was found (apt-get install -y chromium, or set CHROMIUM_PATH)');
-    // The console as `npm start` builds it (only when its sources changed; a failed build fails this test).
-    execFileSync(process.execPath, [join(ROOT, 'console', 'scripts', 'build.mjs'), '--if-changed'], { cwd: ROOT, stdio: 'inherit' });
-
-    dataDir = mkdtempSync(join(tmpdir(), 'pms-e2e-'));
-    cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    let databaseUrl = '';
-    if (serverUrl) {
-      const database = await createTestDatabase();
-      databaseUrl = database.url!;
-      cleanup.push(() => database.close());
-    } else {
-      await (await createTestDatabase({ dataDir: join(dataDir, 'pglite') })).close();
-    }
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
-        REDIS_URL: '', SMTP_URL: '', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, AUTH_SECRET: 'e2e-console-secret-0123456789-abcdefghij',
-        BCRYPT_COST: '4', AUTH_RATE_LIMIT: '1000', READ_RATE_LIMIT: '100000', WRITE_RATE_LIMIT: '100000', LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    service.stdout!.on('data', (chunk) => (serviceLog += chunk));
-    service.stderr!.on('data', (chunk) => (serviceLog += chunk));
-    await waitFor(async () => {
-      if (service!.exitCode !== null) throw new Error(`service exited: ${serviceLog}`);
-      return fetch(`${base}/api/health`).then((r) => r.ok, () => false);
-    }, 60_000, 'the service to start');
-
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    context = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true, locale: 'en-GB', timezoneId: 'UTC' });
-    // Generous: the suite runs beside this file on two cores, and a browser step waits for the slowest of them.
-    context.setDefaultTimeout(30_000);
-    page = await context.newPage();
-    page.on('pageerror', (error) => console.error('page error:', error.message));
-    page.on('response', (response) => {
-      const line = `${response.status()} ${response.request().method()} ${response.url()}`;
-      if (response.status() >= 500) serverErrors.push(line);
-      if (response.status() === 403) forbidden.push(line);
-    });
-    mkdirSync(SHOTS, { recursive: true });
-    if (SHOTS !== DOC_SHOTS) console.info(`console screenshots: ${SHOTS} (UPDATE_SCREENSHOTS=1 writes docs/screenshots/)`);
+    app = await startConsole(ADMIN);
+    ({ context, page, base, dataDir, serverErrors, forbidden } = app);
   }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close().catch(() => undefined);
-    service?.kill('SIGTERM');
-    if (service && service.exitCode === null) await new Promise((resolve) => service!.once('exit', resolve));
-    for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
-  }, 60_000);
+  afterAll(() => app?.close(), 60_000);
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────────
 
-  /** axe-core on the page as it is: no serious or critical violation. */
-  async function expectAccessible(name: string) {
-    await page.waitForLoadState('networkidle');
-    await page.waitForTimeout(300); // transitions (a notification sliding in) finish: axe measures colours as shown
-    // Evaluated through the DevTools protocol: the page's content security policy (no inline scripts) stays in force.
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
-    const violations = await page.evaluate(async () => {
-      const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return result.violations
-        .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => `${n.target.join(' ')} [${n.failureSummary?.split('\n').slice(1, 2).join('').trim()}]`).join(' | ')}`);
-    });
-    expect(violations, `axe on ${name}`).toEqual([]);
-  }
-
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
-
+  const expectAccessible = (name: string) => harness.expectAccessible(page, name);
+  const shot = (name: string) => harness.shot(page, name);
   /** An input by its label as a person reads it (a required field's label ends in an asterisk). */
-  const field = (label: string) => page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
-
+  const field = (label: string) => harness.field(page, label);
   /** An entry of the navigation menu. */
-  const menuItem = (name: string) => page.getByRole('menuitem', { name, exact: true });
-
-  const heading = (name: string | RegExp) => page.getByRole('heading', { name }).first();
+  const menuItem = (name: string) => harness.menuItem(page, name);
+  const heading = (name: string | RegExp) => harness.heading(page, name);
+  /** A MUI select: open it by its label, pick the option. */
+  const choose = (label: string, option: string) => harness.choose(page, label, option);
+  const signIn = (email: string, password: string) => harness.signIn(page, base, email, password);
 
   /** A call of the API with the browser's session cookie (the console's user's), for set-up and for checking. */
   async function apiCall(method: 'GET' | 'POST', path: string, data?: object): Promise<any> {
@@ -161,22 +78,7 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
     return names;
   }
 
-  /** A MUI select: open it by its label, pick the option. */
-  async function choose(label: string, option: string) {
-    // Retried as a whole: a list still loading re-mounts its filter form, closing a menu opened a moment before.
-    await vi.waitFor(async () => {
-      if (await page.getByRole('listbox').count()) await page.keyboard.press('Escape');
-      await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
-      await page.getByRole('option', { name: option, exact: true }).click({ timeout: 5_000 });
-    }, { timeout: 45_000, interval: 250 });
-  }
 
-  async function signIn(email: string, password: string) {
-    await page.goto(`${base}/login`);
-    await field('Email').fill(email);
-    await field('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
 
   async function signOut() {
     await page.getByRole('button', { name: /account menu/ }).click();
@@ -655,8 +557,7 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
       await page.goto(`${base}${path}`);
       await page.locator('#main-content').waitFor();
       await page.waitForLoadState('networkidle');
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      expect(overflow, `horizontal overflow at 375 px on ${path}`).toBeLessThanOrEqual(0);
+      await harness.expectNoOverflow(page, `${path} at 375 px`);
       await expectAccessible(`${path} at 375 px`);
     }
     await page.goto(`${base}/leads`);
@@ -666,24 +567,12 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
     await page.goto(`${base}/leads`);
     await page.getByText('Grace Hopper').waitFor();
     await shot('mobile');
-    expect(serverErrors, serviceLog).toEqual([]);
+    expect(serverErrors, app.log()).toEqual([]);
   });
 
   // ── issue 14: API tokens, stats, history, filters ───────────────────────────────────────────────────────────────
 
-  /** A multi-value select of a list's filters: each option picked (the menu may close as the list reloads). */
-  async function chooseMany(label: string, options: string[]) {
-    for (const option of options) {
-      await vi.waitFor(async () => {
-        if (!(await page.getByRole('listbox').count())) await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
-        const item = page.getByRole('option', { name: option, exact: true });
-        if ((await item.getAttribute('aria-selected', { timeout: 5_000 })) !== 'true') await item.click({ timeout: 5_000 });
-        expect(await item.getAttribute('aria-selected', { timeout: 5_000 })).toBe('true');
-      }, { timeout: 45_000, interval: 250 });
-    }
-    await page.keyboard.press('Escape');
-    await page.getByRole('listbox').waitFor({ state: 'detached' });
-  }
+  const chooseMany = (label: string, options: string[]) => harness.chooseMany(page, label, options);
 
   let tokenLeadId = '';
 
@@ -808,10 +697,9 @@ describe.skipIf(!CHROMIUM && !REQUIRED)('staff console in Chromium', { timeout: 
         await page.getByRole('region', { name: 'History' }).getByRole('row', { name: /update/ }).waitFor();
       }
       await page.waitForLoadState('networkidle');
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      expect(overflow, `horizontal overflow at 375 px on ${path}`).toBeLessThanOrEqual(0);
+      await harness.expectNoOverflow(page, `${path} at 375 px`);
       await expectAccessible(`${path} at 375 px`);
     }
-    expect(serverErrors, serviceLog).toEqual([]);
+    expect(serverErrors, app.log()).toEqual([]);
   });
 });

@@ -8,10 +8,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
 import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
 
-// The staff console in a real browser against the real service, for the browser test files after
-// test/e2e/console.test.ts (which keeps its own copy of this set-up): the service as a child process on a fresh
-// database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), Debian's Chromium driven by playwright-core,
-// axe-core evaluated through the DevTools protocol, and the same ways to find things on a page.
+// The staff console in a real browser against the real service, for every browser test file: the service as a child
+// process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), Debian's Chromium
+// driven by playwright-core, axe-core evaluated through the DevTools protocol, and the same ways to find things on a
+// page.
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => path && existsSync(path));

@@ -88,7 +88,8 @@ export default async function healthRoutes(app: App) {
     const [database, redisState] = await Promise.all([
       app.database.ping(CHECK_TIMEOUT_MS).then((): CheckState => 'ok', failed('database')),
       redis
-        ? (redis.status === 'ready' ? withTimeout(redis.ping(), CHECK_TIMEOUT_MS, 'Redis') : Promise.reject(new Error(`Redis connection is ${redis.status}`)))
+        // Still connecting (just started, or reconnecting): the ping waits for the connection, within the timeout.
+        ? (redis.status !== 'end' && redis.status !== 'close' ? withTimeout(redis.ping(), CHECK_TIMEOUT_MS, 'Redis') : Promise.reject(new Error(`Redis connection is ${redis.status}`)))
           .then((): CheckState => 'ok', failed('Redis'))
         : undefined,
     ]);
