@@ -40,6 +40,13 @@ const truth = async () => {
 /** A page found changed is not kept again for a second (src/data/page-cache.ts, UNSTABLE_MS). */
 const pastUnstable = () => new Promise((resolve) => setTimeout(resolve, 1100));
 
+/**
+ * The page is served from what was kept, without its query. Polled: on a PostgreSQL server shared with other databases
+ * (the test run's own), another database's open transaction holds back the cluster-wide xmin the check reads changes
+ * from, so it may see older changes and read the page once more (conservatively: never a wrong page) before it is kept.
+ */
+const expectKeptHit = (what?: string) => expect.poll(() => expectExact(), { timeout: 15_000, interval: 250, message: what }).toBe(0);
+
 const expectExact = async () => {
   let page: Awaited<ReturnType<typeof served>> | undefined;
   const reads = await countQueries(ctx.database, PAGE_READ, async () => (page = await served()));
@@ -55,10 +62,10 @@ const expectExact = async () => {
 describe('a kept page', () => {
   test('is served again without its query while nothing it shows changed, also after changes elsewhere', async () => {
     await expectExact();
-    expect(await expectExact()).toBe(0);
+    await expectKeptHit();
     await make.lead(ctx, { first_name: 'Straw new', last_name: 'Hay' }, staff); // the search does not take it
     await make.project(ctx, {}, staff); // another resource
-    expect(await expectExact()).toBe(0);
+    await expectKeptHit();
   });
 
   test('is read again after each change that could alter it, and is then exact', async () => {
@@ -78,7 +85,7 @@ describe('a kept page', () => {
       expect(await expectExact(), what).toBeGreaterThan(0);
       await pastUnstable();
       await expectExact(); // read, and kept again
-      expect(await expectExact(), `${what}, then kept again`).toBe(0);
+      await expectKeptHit(`${what}, then kept again`);
     }
   });
 
@@ -95,7 +102,7 @@ describe('a kept page', () => {
     await expectExact();
     await pastUnstable();
     await expectExact(); // kept again
-    expect(await expectExact()).toBe(0);
+    await expectKeptHit();
   });
 });
 
