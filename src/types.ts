@@ -30,5 +30,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Rate-limit bucket of the route (CONTRACT §6); derived from the method when absent. */
     rateBucket?: 'auth' | 'read' | 'write';
+    /** Answers carry an ETag and `If-None-Match` gets 304 (documented so in the OpenAPI document). */
+    revalidates?: boolean;
   }
 }

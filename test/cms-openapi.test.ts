@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { as, createTestApp, none, type TestContext } from './helpers.js';
+import { createTestApp, resolvedOpenapi, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
 let doc: any;
 beforeAll(async () => {
   ctx = await createTestApp();
-  const res = await as(ctx, none).get('/api/openapi.json');
-  expect(res.statusCode).toBe(200);
-  doc = res.json();
+  doc = await resolvedOpenapi(ctx);
 });
 afterAll(async () => {
   await ctx?.close();

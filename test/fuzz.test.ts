@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { make } from './factories.js';
 import { answerProblem, type Operation, operationsOf, type Pools, requestsFor } from './fuzz.js';
-import { as, createTestApp, createUser, CRON_SECRET, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, CRON_SECRET, resolvedOpenapi, type TestContext } from './helpers.js';
 
 // CONTRACT §13: generated requests against every operation of /api/openapi.json, as a caller with every permission;
 // no answer is a 5xx and every 4xx has the contract's error body. `npm test` sends FUZZ_RUNS (default 25) requests
@@ -44,7 +44,7 @@ beforeAll(async () => {
     ids: [...records.map((r) => r.id), ...gallery.json().ids, access.id, logs[0].id, webhook.id, delivery.id],
     slugs: ['fuzz-residences', 'fuzz-news', 'fuzz-career', 'missing-slug'],
   };
-  const document = (await as(ctx, caller).get('/api/openapi.json')).json();
+  const document = await resolvedOpenapi(ctx);
   // Deletes last, so the other operations find the records.
   operations = operationsOf(document).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
 }, 60_000);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError } from '../src/config.js';
-import { as, createTestApp, createUser, none, type TestContext, testConfig } from './helpers.js';
+import { as, createTestApp, createUser, none, resolvedOpenapi, type TestContext, testConfig } from './helpers.js';
 import { make } from './factories.js';
 
 // CONTRACT §13, "Hard edges": each rule here through HTTP (or start-up, for configuration).
@@ -152,7 +152,7 @@ describe('instants and numbers', () => {
       expect(res.statusCode, field).toBe(400);
       expect(res.json().details).toHaveProperty(field);
     }
-    const price = (await as(ctx, none).get('/api/openapi.json')).json().paths['/api/crm/inventory'].post.requestBody.content['application/json'].schema.properties.price;
+    const price = (await resolvedOpenapi(ctx)).paths['/api/crm/inventory'].post.requestBody.content['application/json'].schema.properties.price;
     expect(price).toMatchObject({ minimum: 0, maximum: 999_999_999_999.99 });
   });
 });

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +207,16 @@ export function as(ctx: { app: App }, who: Who, options: { headers?: Headers; re
     /** Any method, e.g. when a test goes through several. */
     request: send,
   };
+}
+
+/**
+ * The app's OpenAPI document with every `$ref` replaced by what it names, for tests that read a route's schemas
+ * (the document itself shares them through components).
+ */
+export async function resolvedOpenapi(ctx: { app: App }): Promise<any> {
+  const res = await ctx.app.inject({ method: 'GET', url: '/api/openapi.json' });
+  if (res.statusCode !== 200) throw new Error(`GET /api/openapi.json answered ${res.statusCode}: ${res.body}`);
+  return SwaggerParser.dereference(res.json());
 }
 
 /** How often waits look again: they end about as soon as their condition holds. */

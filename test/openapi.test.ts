@@ -30,7 +30,7 @@ beforeAll(async () => {
     // A documented list route built like every resource list: its parameters must appear, all optional.
     register: (app) => {
       app.get('/api/test/leads', {
-        schema: { tags: ['test'], querystring: listQuerySchema(spec), response: { 200: Paginated(Type.Object({ id: Type.String() })) } },
+        schema: { tags: ['test'], security: [], querystring: listQuerySchema(spec), response: { 200: Paginated(Type.Object({ id: Type.String() })) } },
       }, async (request) => app.lists.page(spec, request.query));
     },
   });

@@ -8,7 +8,7 @@ import { buildApp, loggerOptions } from '../src/app.js';
 import { activityLogRetention } from '../src/audit/retention.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
-import { as, createTestApp, createTestDatabase, createUser, none, redisUrl, serverUrl, testConfig, type TestContext, waitFor } from './helpers.js';
+import { as, createTestApp, createTestDatabase, createUser, none, redisUrl, resolvedOpenapi, serverUrl, testConfig, type TestContext, waitFor } from './helpers.js';
 import { make } from './factories.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef-0123456789';
@@ -233,7 +233,7 @@ describe('metrics', () => {
   });
 
   test('the OpenAPI document: metrics under its own bearer scheme answering text/plain; probes public', async () => {
-    const doc = (await as(on, none).get('/api/openapi.json')).json();
+    const doc = await resolvedOpenapi(on);
     await SwaggerParser.validate(structuredClone(doc));
     expect(doc.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     const metrics = doc.paths['/api/metrics'].get;

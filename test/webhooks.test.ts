@@ -14,7 +14,7 @@ import { isPrivateAddress } from '../src/webhooks/address.js';
 import { EVENT_TYPES, RESOURCE_EVENTS, RESOURCES_WITHOUT_EVENTS } from '../src/webhooks/events.js';
 import { secretProblem } from '../src/webhooks/signature.js';
 import { adminOf, make } from './factories.js';
-import { as, createTestApp, createUser, eventually, none, type TestContext, waitFor } from './helpers.js';
+import { as, createTestApp, createUser, eventually, none, resolvedOpenapi, type TestContext, waitFor } from './helpers.js';
 
 // Outgoing webhooks (issue 14, item 2), through HTTP with a real receiver on a local port: endpoints and their secret,
 // events recorded in the transaction of the change, delivery by the job queue with retries, Standard Webhooks
@@ -236,7 +236,7 @@ describe('endpoints', () => {
       expect((RESOURCE_EVENTS as Record<string, string>)[resource.name], resource.name).toBe(snake(resource.label));
     }
     // The OpenAPI document carries the list as the enum of `events`.
-    const doc = (await as(ctx, none).get('/api/openapi.json')).json();
+    const doc = await resolvedOpenapi(ctx);
     const input = doc.paths['/api/iam/webhooks'].post.requestBody.content['application/json'].schema;
     expect(input.properties.events.items.enum).toEqual([...EVENT_TYPES, '*']);
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { summary?: string; description?: string }>>)) {

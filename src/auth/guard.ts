@@ -108,11 +108,14 @@ export const can = (principal: Principal, modules: ModuleName[], flag: Flag) =>
  * Hook: a signed-in user is required (no module permission). The account's own settings (password, two-factor,
  * sessions, tokens) need a real sign-in: an API token is refused there unless `tokens` says it may.
  */
-export const requireSession = (app: FastifyInstance, options: { tokens?: boolean } = {}) => async (request: FastifyRequest) => {
+export const requireSession = (app: FastifyInstance, options: { tokens?: boolean } = {}) => Object.assign(async (request: FastifyRequest) => {
   const principal = await principalOf(app, request);
   if (!principal) throw unauthorized();
   if (principal.apiToken && !options.tokens) throw forbidden('API tokens cannot manage accounts: sign in with e-mail and password');
-};
+}, { [SESSION_GUARD]: { tokens: options.tokens ?? false } });
+
+/** Marks a `requireSession` hook, so the OpenAPI document reads a route's access off the guard it really has. */
+export const SESSION_GUARD = Symbol('session guard');
 
 /**
  * Registers routes of a module: every route inside is guarded by session + the method's flag on one of

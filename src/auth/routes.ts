@@ -6,17 +6,18 @@ import type { App } from '../app.js';
 import type { Executor } from '../db/client.js';
 import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
 import { conflict, unauthorized, validationError } from '../errors.js';
-import { Email, ErrorBody, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
+import { named } from '../http/openapi.js';
+import { Email, ErrorBody, GenericError, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
 import { authHeaders } from './auth.js';
 import { currentPrincipal, requireSession } from './guard.js';
 import { hashing, passwordProblem } from './passwords.js';
 
-const SessionAnswer = Strict({
+const SessionAnswer = named('SignedIn', Strict({
   user: Strict({ id: Uuid(), email: Type.String(), name: Type.String() }),
   session: Strict({ token: Type.String(), expiresAt: Timestamp() }),
-});
+}));
 const Password = Type.String({ minLength: 1, maxLength: 1024 });
-const errors = { 400: ErrorBody, 401: ErrorBody, 409: ErrorBody, 429: ErrorBody };
+const errors = { 400: GenericError, 401: GenericError, 403: GenericError, 409: GenericError, 429: GenericError };
 const SESSION_COOKIE = /(?:^|;\s*)((?:__Secure-)?better-auth\.session_token)=([^;]*)/;
 
 /** Forwards the cookies Better Auth set (session, two-factor challenge, their expiry) to the client. */
@@ -61,7 +62,10 @@ export default async function authRoutes(app: App) {
     schema: {
       tags, summary: 'Sign in with e-mail and password', security: [],
       body: Strict({ email: Email(), password: Password }),
-      response: { 200: Type.Union([SessionAnswer, Strict({ twoFactorRequired: Type.Literal(true) })]), ...errors },
+      response: {
+        200: named('LoginResult', Type.Union([SessionAnswer, named('TwoFactorRequired', Strict({ twoFactorRequired: Type.Literal(true) }))])),
+        ...errors, 401: ErrorBody,
+      },
     },
   }, async (request, reply) => {
     const { email, password } = request.body;
@@ -87,7 +91,7 @@ export default async function authRoutes(app: App) {
     schema: {
       tags, summary: 'Complete a two-factor sign-in with a TOTP code or a backup code', security: [],
       body: Strict({ code: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })), backupCode: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
-      response: { 200: SessionAnswer, ...errors },
+      response: { 200: SessionAnswer, ...errors, 401: ErrorBody },
     },
   }, async (request, reply) => {
     const { code, backupCode } = request.body;
@@ -174,14 +178,14 @@ export default async function authRoutes(app: App) {
     schema: {
       tags, summary: 'The signed-in user, their session and their module permissions',
       response: {
-        200: Strict({
+        200: named('CurrentSession', Strict({
           user: Strict({
             id: Uuid(), email: Type.String(), name: Type.String(), image: Nullable(Type.String()), emailVerified: Type.Boolean(),
             twoFactorEnabled: Type.Boolean(), department: Nullable(Strict({ id: Uuid(), name: Type.String() })),
           }),
           session: Strict({ expiresAt: Timestamp() }),
           permissions: Type.Array(Strict({ module: Type.String(), can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean() })),
-        }),
+        })),
         ...errors,
       },
     },

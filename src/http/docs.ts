@@ -1,6 +1,18 @@
 import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
+import type { SwaggerOptions } from '@fastify/swagger';
+import { describeRoute, finishDocument, SECURITY_SCHEMES } from './openapi.js';
+
+const TAGS = [
+  { name: 'auth', description: 'Signing in and out, two-factor authentication, passwords, the signed-in user and their API tokens.' },
+  { name: 'cms', description: 'Website content: projects with galleries, articles, careers and amenities.' },
+  { name: 'uploads', description: 'Images for the content: uploaded, resized into WebP variants, served with long-lived caching.' },
+  { name: 'crm', description: 'Leads, inventory units, reservations, inquiries, newsletter subscriptions, campaigns and imports.' },
+  { name: 'iam', description: 'Users, module permissions, departments, API tokens, webhooks and the activity log.' },
+  { name: 'public', description: 'What the public website reads and sends: published content, inquiries and newsletter subscriptions. No credentials.' },
+  { name: 'system', description: 'Health and readiness probes, metrics and scheduled jobs.' },
+];
 
 /** `GET /api/openapi.json` generated from the route schemas and `GET /api/docs`, an interactive reference. */
 export async function registerDocs(app: FastifyInstance) {
@@ -13,17 +25,13 @@ export async function registerDocs(app: FastifyInstance) {
         description: 'Back end of the real-estate web application: cms, crm and iam modules.',
       },
       servers: [{ url: app.config.baseUrl }],
-      components: {
-        securitySchemes: {
-          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token' },
-          bearer: { type: 'http', scheme: 'bearer' },
-          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /api/metrics (Prometheus)' },
-        },
-      },
-      security: [{ sessionCookie: [] }, { bearer: [] }],
+      components: { securitySchemes: SECURITY_SCHEMES },
+      tags: TAGS,
     },
     hideUntagged: true,
-  });
+    transform: describeRoute,
+    transformObject: finishDocument,
+  } as SwaggerOptions);
   app.get('/api/openapi.json', { config: { rateLimit: false }, schema: { hide: true } }, async () => app.swagger());
   await app.register(apiReference, {
     routePrefix: '/api/docs',

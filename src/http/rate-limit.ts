@@ -9,6 +9,12 @@ export type Bucket = 'auth' | 'read' | 'write';
 /** Routes that are never limited (CONTRACT §6): health (and its probes), cron, metrics, and the API's own documentation. */
 const UNLIMITED = /^\/api\/(health|cron\/|openapi\.json|docs|metrics(?:[/?]|$))/;
 
+/** The bucket a request to `url` counts against, or null for the routes that are never limited. */
+export function rateBucketOf(url: string, method: string, config: { rateLimit?: unknown; rateBucket?: Bucket } | undefined): Bucket | null {
+  if (UNLIMITED.test(url) || config?.rateLimit === false) return null;
+  return config?.rateBucket ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+}
+
 /**
  * CONTRACT §6: three per-minute buckets. Credential endpoints per IP; other reads and writes per user when
  * signed in, per IP otherwise. Runs before the guard, so 401/403 answers count too. Counters live in Redis
@@ -28,8 +34,6 @@ export async function registerRateLimits(app: FastifyInstance, options: { namesp
   });
 
   const limits: Record<Bucket, number> = { auth: config.authRateLimit, read: config.readRateLimit, write: config.writeRateLimit };
-  const bucketOf = (request: FastifyRequest): Bucket =>
-    request.routeOptions.config?.rateBucket ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
 
   const handlers = Object.fromEntries(
     (Object.keys(limits) as Bucket[]).map((bucket) => [
@@ -50,8 +54,8 @@ export async function registerRateLimits(app: FastifyInstance, options: { namesp
   ) as Record<Bucket, (request: FastifyRequest, reply: FastifyReply) => Promise<void>>;
 
   app.addHook('onRequest', async (request, reply) => {
-    if (UNLIMITED.test(request.url) || request.routeOptions.config?.rateLimit === false) return;
-    await handlers[bucketOf(request)].call(app, request, reply);
+    const bucket = rateBucketOf(request.url, request.method, request.routeOptions.config);
+    if (bucket) await handlers[bucket].call(app, request, reply);
   });
 
   // The plugin reports seconds until the reset; the contract promises the Unix time of the reset.

@@ -11,7 +11,10 @@ import { withResourceImages } from '../media/library.js';
 import { actorOf } from './actor.js';
 import { sendCsv } from './csv.js';
 import { listQuerySchema } from './list-query.js';
+import { named, pascal } from './openapi.js';
 import { Created, errorResponses, IdParams, Message, Paginated, PartialStrict, Strict } from './schemas.js';
+
+const ActivityLogPage = named('ActivityLogPage', Paginated(ActivityLog));
 
 /** What a hook knows of the call: who acts, and the app's services. Never the request. */
 export type Context = { app: App; actor: Actor };
@@ -91,18 +94,29 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const db = app.database.db;
   const context = async (request: Parameters<typeof actorOf>[1]): Promise<Context> => ({ app, actor: await actorOf(app, request) });
   const plural = resource.name.replace(/_/g, ' ');
+  // Named once here for the OpenAPI document: `Lead`, `LeadPage`, `LeadCreate`…; operations `listLeads`, `getLead`…
+  const Name = pascal(label);
+  const Plural = pascal(plural);
+  named(Name, routes.Item);
+  if (routes.ListItem && routes.ListItem !== routes.Item) named(`${Name}Summary`, routes.ListItem);
   const images = <R extends Record<string, unknown>>(rows: R[]) => withResourceImages(db, app.config.baseUrl, resource, rows);
 
   if (resource.list?.whole) {
     app.get(path, {
-      schema: { summary: `All ${plural}, ordered by ${resource.list.defaultSort}`, querystring: Strict({}), response: { 200: Strict({ data: Type.Array(routes.ListItem ?? routes.Item) }), ...errorResponses } },
+      schema: {
+        operationId: `list${Plural}`, summary: `All ${plural}, ordered by ${resource.list.defaultSort}`, querystring: Strict({}),
+        response: { 200: named(`${Name}List`, Strict({ data: Type.Array(routes.ListItem ?? routes.Item) })), ...errorResponses },
+      },
     }, async () => {
       const { data } = await app.lists.whole(resource);
       return { data: await images(data as Record<string, unknown>[]) };
     });
   } else if (resource.list) {
     app.get(path, {
-      schema: { summary: `List ${plural}`, querystring: listQuerySchema(resource), response: { 200: Paginated(routes.ListItem ?? routes.Item), ...errorResponses } },
+      schema: {
+        operationId: `list${Plural}`, summary: `List ${plural}`, querystring: listQuerySchema(resource),
+        response: { 200: named(`${Name}Page`, Paginated(routes.ListItem ?? routes.Item)), ...errorResponses },
+      },
     }, async (request) => {
       const page = await app.lists.page(resource, validated<TObject>(request.query));
       return { ...page, data: await images(page.data) };
@@ -115,10 +129,13 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     const filename = resource.name.replace(/_/g, '-');
     app.get(`${path}/export`, {
       schema: {
+        operationId: `export${Plural}`,
         summary: `Export ${plural} as CSV (list filters, q and sort apply)`,
         querystring: listQuerySchema(resource, { paging: false }),
-        produces: ['text/csv'],
-        response: { 200: { description: 'CSV file with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errorResponses },
+        response: {
+          200: { description: 'CSV file with a header row', content: { 'text/csv': { schema: { type: 'string' }, example: `${headers.join(',')}\r\n` } } },
+          ...errorResponses,
+        },
       },
     }, async (request, reply) => sendCsv(reply, filename, headers, exportRows(db, resource, columns, validated<TObject>(request.query))));
   }
@@ -130,10 +147,11 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     });
     app.get(`${path}/:id/history`, {
       schema: {
+        operationId: `get${Name}History`,
         summary: `One ${label.toLowerCase()}'s history`,
         description: `Every audited change of the ${label.toLowerCase()}, newest first, with the fields before and after; kept as long as `
           + 'activity logs are (a deleted record keeps its history). Needs read permission on this module only.',
-        params: IdParams, querystring: HistoryQuery, response: { 200: Paginated(ActivityLog), ...errorResponses },
+        params: IdParams, querystring: HistoryQuery, response: { 200: ActivityLogPage, ...errorResponses },
       },
     }, async (request) => {
       const { page, limit } = validated<typeof HistoryQuery>(request.query);
@@ -145,7 +163,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   }
 
   if (routes.detail !== false) app.get(`${path}/:id`, {
-    schema: { summary: `One ${label.toLowerCase()}`, params: IdParams, response: { 200: routes.Item, ...errorResponses } },
+    schema: { operationId: `get${Name}`, summary: `One ${label.toLowerCase()}`, params: IdParams, response: { 200: routes.Item, ...errorResponses } },
   }, async (request) => {
     const row = await findOne<Record<string, unknown>>(db, resource, request.params.id);
     const [answer] = await images([routes.complete ? await routes.complete(row, { app }) : row]);
@@ -163,7 +181,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     const schema = create.answer?.schema ?? { 201: Created };
     const send = create.answer?.send ?? ((row: Row<T>) => ({ code: 201, body: { id: (row as { id: string }).id, message: `${label} created` } }));
     app.post(path, {
-      schema: { summary: create.summary ?? `Create ${article(label)}`, body: create.body, response: { ...schema, ...errorResponses } },
+      schema: { operationId: `create${Name}`, summary: create.summary ?? `Create ${article(label)}`, body: named(`${Name}Create`, create.body), response: { ...schema, ...errorResponses } },
     }, async (request, reply) => {
       const body = validated<C>(request.body);
       const ctx = await context(request);
@@ -178,7 +196,10 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     const schema = update.body ?? (create ? PartialStrict(create.body) : undefined);
     if (!schema) throw new Error(`${resource.name}: PATCH needs a body schema`);
     app.patch(`${path}/:id`, {
-      schema: { summary: update.summary ?? `Update ${article(label)} (only the fields sent)`, params: IdParams, body: schema, response: { 200: Message, ...errorResponses } },
+      schema: {
+        operationId: `update${Name}`, summary: update.summary ?? `Update ${article(label)} (only the fields sent)`, params: IdParams,
+        body: named(`${Name}Update`, schema), response: { 200: Message, ...errorResponses },
+      },
     }, async (request) => {
       const body = validated<U>(request.body);
       const ctx = await context(request);
@@ -201,7 +222,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const remove = routes.remove;
   if (remove !== false) {
     app.delete(`${path}/:id`, {
-      schema: { summary: remove?.summary ?? `Delete ${article(label)}`, params: IdParams, response: { 200: Message, ...errorResponses } },
+      schema: { operationId: `delete${Name}`, summary: remove?.summary ?? `Delete ${article(label)}`, params: IdParams, response: { 200: Message, ...errorResponses } },
     }, async (request) => {
       const ctx = await context(request);
       await audited(db, ctx.actor, async (work) => {

@@ -22,32 +22,38 @@ export const Strict = <T extends TProperties>(properties: T, options: object = {
 export const PartialStrict = <T extends TObject>(schema: T) => Type.Partial(schema, { additionalProperties: false, minProperties: 1 });
 
 export const IdParams = Strict({ id: Uuid() });
-export const Message = Strict({ message: Type.String() });
-export const Created = Strict({ id: Uuid(), message: Type.String() });
+export const Message = Strict({ message: Type.String({ examples: ['Lead updated'] }) }, { title: 'Message' });
+export const Created = Strict({ id: Uuid(), message: Type.String({ examples: ['Lead created'] }) }, { title: 'Created' });
 
-const ErrorBody = Type.Object({
-  error: Type.String(),
-  message: Type.Optional(Type.String()),
-  details: Type.Optional(Type.Record(Type.String(), Type.String())),
-});
+/** The one error body (CONTRACT §3): a route that declares an error of its own names it with this. */
+const errorBody = () => Type.Object({
+  error: Type.String({ description: 'What went wrong, in a few words', examples: ['Validation error'] }),
+  message: Type.Optional(Type.String({ description: 'What to do about it, when there is more to say' })),
+  details: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Each invalid field and what is wrong with it' })),
+}, { title: 'Error' });
+export const ErrorBody = errorBody();
+/**
+ * The same body, for the errors every route is given by `errorResponses`: the OpenAPI document keeps those only
+ * where the route can really answer them (a public route has no 403), and always keeps what a route declares itself.
+ */
+export const GenericError = errorBody();
 
-/** Error responses every guarded route can give, for the OpenAPI document. */
+/** Error responses a route can give, for the OpenAPI document. */
 export const errorResponses = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  429: ErrorBody,
+  400: GenericError,
+  401: GenericError,
+  403: GenericError,
+  404: GenericError,
+  409: GenericError,
+  429: GenericError,
 };
-export { ErrorBody };
 
 export const Pagination = Type.Object({
-  page: Type.Integer(),
-  limit: Type.Integer(),
-  total: Type.Integer(),
-  totalPages: Type.Integer(),
-});
+  page: Type.Integer({ minimum: 1 }),
+  limit: Type.Integer({ minimum: 1 }),
+  total: Type.Integer({ minimum: 0, description: 'Records matching the filters, on every page' }),
+  totalPages: Type.Integer({ minimum: 0 }),
+}, { title: 'Pagination' });
 
 export const Paginated = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), pagination: Pagination });
 
@@ -56,7 +62,7 @@ export const ImageVariant = Strict({
   width: Type.Integer({ description: 'Width in pixels' }),
   path: Type.String({ description: 'Site-relative path: `/uploads/<name>`' }),
   url: Type.String({ description: 'Absolute URL (BASE_URL)' }),
-});
+}, { title: 'ImageVariant' });
 
 /** What an uploaded image offers a page: its size, its variants and a ready `srcset` (the variants and the original). */
 export const ImageVariants = Strict({
@@ -66,7 +72,7 @@ export const ImageVariants = Strict({
   height: Type.Integer({ description: 'Height of the original in pixels (upright)' }),
   variants: Type.Array(ImageVariant, { description: 'WebP copies 320, 640, 1280 and 1920 pixels wide, only those narrower than the original' }),
   srcset: Type.String({ description: 'For `<img srcset>`: every variant and the original with their widths', examples: ['https://example.com/uploads/0f…-320.webp 320w, https://example.com/uploads/0f….jpg 800w'] }),
-}, { description: 'The variants of the uploaded image the field names; null when it names no upload (an external URL)' });
+}, { title: 'ImageVariants', description: 'The variants of the uploaded image the field names; null when it names no upload (an external URL)' });
 
 /** The sibling of an image field: its variants when it names an upload, else null. */
 export const ImageVariantsOf = () => Nullable(ImageVariants);

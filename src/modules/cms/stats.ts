@@ -6,6 +6,7 @@ import { errorResponses, Strict } from '../../http/schemas.js';
 import { articleResource } from './articles.js';
 import { careerResource } from './careers.js';
 import { projectResource } from './projects.js';
+import { named } from '../../http/openapi.js';
 
 const Count = () => Type.Integer({ minimum: 0 });
 const CountsOf = (values: readonly string[]) => Strict(Object.fromEntries(values.map((value) => [value, Count()])) as Record<string, TSchema>);
@@ -34,7 +35,7 @@ export default async function cmsStatsRoutes(app: App) {
   };
 
   app.get('/api/cms/stats', {
-    schema: { summary: 'Figures for the cms dashboard', description: 'Published and draft counts of projects, articles and careers; projects by status, articles by type.', response: { 200: CmsStats, ...errorResponses } },
+    schema: { summary: 'Figures for the cms dashboard', description: 'Published and draft counts of projects, articles and careers; projects by status, articles by type.', response: { 200: named('CmsStats', CmsStats), ...errorResponses } },
   }, async () => {
     const [projects, projectsByStatus, articles, articlesByType, careers] = await Promise.all([
       publishing(projectResource),

@@ -142,7 +142,7 @@ export default async function uploadRoutes(app: App) {
   // HEAD declared first (and kept out of the docs): Fastify's own HEAD route would read the whole file or S3 object to discard it.
   app.head('/uploads/:name', { config: { rateBucket: 'read' }, schema: { hide: true, params: Strict({ name: Type.String({ maxLength: 100 }) }) } }, serve);
   app.get('/uploads/:name', {
-    config: { rateBucket: 'read' },
+    config: { rateBucket: 'read', revalidates: true },
     schema: {
       tags: ['uploads'],
       security: [],

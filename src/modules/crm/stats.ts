@@ -11,6 +11,7 @@ import { inquiryResource } from './inquiries.js';
 import { leadResource } from './leads.js';
 import { newsletterResource } from './newsletters.js';
 import { reservationResource } from './reservations.js';
+import { named } from '../../http/openapi.js';
 
 /** The longest range `new_per_day` covers: a year, one figure per day. */
 const MAX_DAYS = 366;
@@ -84,7 +85,7 @@ export default async function crmStatsRoutes(app: App) {
       description: 'Leads by status and source, new leads per day over a range, units by status per project, reservations by status, '
         + 'open inquiries, subscribers and the last campaigns\' delivery progress. Totals are exact and kept up to date from the change log, so a '
         + 'dashboard may poll this.',
-      querystring: StatsQuery, response: { 200: CrmStats, ...errorResponses },
+      querystring: StatsQuery, response: { 200: named('CrmStats', CrmStats), ...errorResponses },
     },
   }, async (request) => {
     const to = request.query.to ?? today();

@@ -10,6 +10,7 @@ import type { Executor } from '../../db/client.js';
 import { users } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import { listQuerySchema } from '../../http/list-query.js';
+import { named, pascal } from '../../http/openapi.js';
 import { errorResponses, Paginated, Strict, Uuid } from '../../http/schemas.js';
 import { renderMarkdown } from '../../mail/markdown.js';
 import { withResourceImages } from '../../media/library.js';
@@ -45,8 +46,14 @@ function registerPublished(app: App, p: Published) {
   const tags = ['public'];
   const { db } = app.database;
   const plural = p.resource.name;
+  const Name = pascal(p.resource.label);
+  // The staff's schemas are named already where the public sees the same; what differs is named for the public.
+  if (!p.Detail.title) named(`Public${Name}`, p.Detail);
   app.get(p.path, {
-    schema: { tags, security: [], summary: `Published ${plural}`, querystring: listQuerySchema(p.resource, { hiddenFilters: p.hiddenFilters }), response: { 200: Paginated(p.ListItem), ...errorResponses } },
+    schema: {
+      operationId: `listPublished${pascal(plural)}`, tags, security: [], summary: `Published ${plural}`,
+      querystring: listQuerySchema(p.resource, { hiddenFilters: p.hiddenFilters }), response: { 200: named(`Published${Name}Page`, Paginated(p.ListItem)), ...errorResponses },
+    },
   }, async (request, reply) => {
     const now = clock.now().getTime();
     reply.header('cache-control', CACHE_CONTROL);
@@ -56,7 +63,7 @@ function registerPublished(app: App, p: Published) {
   });
 
   app.get(`${p.path}/:slug`, {
-    schema: { tags, security: [], summary: `One published record of ${plural} by slug`, params: Strict({ slug: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: p.Detail, ...errorResponses } },
+    schema: { operationId: `getPublished${Name}`, tags, security: [], summary: `One published record of ${plural} by slug`, params: Strict({ slug: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: p.Detail, ...errorResponses } },
   }, async (request, reply) => {
     const [row] = await selectView(db, p.resource.table, p.detailView ?? p.resource.view)
       .where(and(is.equal(p.publishing.slug, request.params.slug).sql, visible(p.publishing, clock.now()).sql)).limit(1);
@@ -79,6 +86,7 @@ const publicArticleDetailView: View = { ...articleResource.view, fields: { ...ar
 /** Published projects, articles and careers, and amenities, for the company's website. */
 export default async function publicContentRoutes(app: App) {
   await app.register(etag, { weak: true });
+  app.addHook('onRoute', (route) => void (route.config = { ...route.config, revalidates: true }));
   registerPublished(app, {
     path: '/api/public/projects', resource: projectResource, publishing: projectPublishing, ListItem: ProjectListItem, Detail: ProjectDetail,
     complete: withGalleries, hiddenFilters: ['published'],

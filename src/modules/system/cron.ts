@@ -13,7 +13,7 @@ export default async function cronRoutes(app: App) {
     schema: {
       tags: ['system'],
       summary: 'Delete activity logs older than ACTIVITY_LOG_RETENTION_DAYS (bearer CRON_SECRET)',
-      security: [{ bearer: [] }],
+      security: [{ cronSecret: [] }],
       response: { 200: Type.Object({ deleted: Type.Integer(), message: Type.String() }), 401: ErrorBody },
     },
   }, async (request) => {

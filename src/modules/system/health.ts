@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import { StringEnum } from '../../http/schemas.js';
+import { named } from '../../http/openapi.js';
 
 const CHECK_STATES = ['ok', 'failed', 'skipped'] as const;
 type CheckState = (typeof CHECK_STATES)[number];
@@ -76,7 +77,7 @@ export default async function healthRoutes(app: App) {
       summary: 'Readiness probe: 200 when the database answers and is migrated and Redis (if configured) answers',
       description: 'Answers 503 with the failed checks otherwise, and at once from the moment shutdown begins.',
       security: [],
-      response: { 200: Readiness, 503: Readiness },
+      response: { 200: named('Readiness', Readiness), 503: Readiness },
     },
   }, async (request, reply) => {
     if (app.lifecycle.stopping) return reply.code(503).send({ status: 'unavailable', checks: { shutdown: 'in_progress' } });
