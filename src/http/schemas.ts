@@ -21,7 +21,7 @@ export const Strict = <T extends TProperties>(properties: T, options: object = {
 /** Every field optional and no unknown ones: the body of a PATCH. */
 export const PartialStrict = <T extends TObject>(schema: T) => Type.Partial(schema, { additionalProperties: false, minProperties: 1 });
 
-export const IdParams = Strict({ id: Uuid() });
+export const IdParams = Strict({ id: Uuid({ description: 'The record\'s id' }) });
 export const Message = Strict({ message: Type.String({ examples: ['Lead updated'] }) }, { title: 'Message' });
 export const Created = Strict({ id: Uuid(), message: Type.String({ examples: ['Lead created'] }) }, { title: 'Created' });
 
