@@ -1,5 +1,6 @@
 import { generatePassword } from '../../auth/accounts.js';
 import { clock } from '../../clock.js';
+import { slugify } from '../../modules/cms/slug.js';
 import type { Api } from './api.js';
 import {
   AMENITIES, ARTICLES, CAMPAIGN, CAREERS, DEPARTMENTS, DRAFT_CAMPAIGN, FIRST_NAMES, GENERAL_INTERESTS, INQUIRY_RESPONSES, INQUIRY_TOPICS, LAST_NAMES,
@@ -97,16 +98,15 @@ async function staff(ctx: SeedContext, seeded: Seeded): Promise<string[]> {
   return sales;
 }
 
-const slugOf = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-
 /** Generates a photo and uploads it; answers the path image fields take. */
 async function uploadPhoto(ctx: SeedContext, scene: Scene, look: DemoProject['look'], title: string, filename: string) {
   return (await ctx.api.upload(await photo(scene, look, title, ctx.random), filename)).path;
 }
 
+/** A gallery image's caption; a street of houses shows one of the project's models. */
 function caption(project: DemoProject, scene: Scene, index: number) {
   const model = project.models[index % project.models.length];
-  if (scene === 'houses') return { caption: `The ${model.name} model, street view`, house_model: model.name };
+  if (scene === 'houses') return { caption: `${model.name}: street view`, house_model: model.name };
   return { caption: { pool: 'The swimming pool at the clubhouse', skyline: `${project.name} from across the road`, plaza: 'The main entrance and the lobby' }[scene], house_model: null };
 }
 
@@ -116,7 +116,7 @@ async function projects(ctx: SeedContext, seeded: Seeded): Promise<SeededProject
   const made: SeededProject[] = [];
   for (const project of PROJECTS) {
     const photos: string[] = [];
-    for (const [i, scene] of project.scenes.entries()) photos.push(await uploadPhoto(ctx, scene, project.look, project.name, `${slugOf(project.name)}-${i + 1}.jpg`));
+    for (const [i, scene] of project.scenes.entries()) photos.push(await uploadPhoto(ctx, scene, project.look, project.name, `${slugify(project.name)}-${i + 1}.jpg`));
     const { id } = await ctx.api.post('/api/cms/projects', {
       name: project.name, status: project.status, type: project.type, stage: project.stage, location: project.location, description: project.description,
       coordinates: project.coordinates, nearby_landmarks: project.landmarks, amenities: project.amenities, price_range: project.price,
@@ -133,11 +133,12 @@ async function projects(ctx: SeedContext, seeded: Seeded): Promise<SeededProject
   return made;
 }
 
-async function publishedContent(ctx: SeedContext, seeded: Seeded) {
+/** Amenities, articles (with cover photos) and job postings; a few are drafts. */
+async function cmsContent(ctx: SeedContext, seeded: Seeded) {
   for (const amenity of AMENITIES) await ctx.api.post('/api/cms/amenities', amenity);
   seeded.amenities = AMENITIES.length;
   for (const article of ARTICLES) {
-    const cover = await uploadPhoto(ctx, article.scene, article.look, article.title, `${slugOf(article.title)}.jpg`);
+    const cover = await uploadPhoto(ctx, article.scene, article.look, article.title, `${slugify(article.title)}.jpg`);
     await ctx.api.post('/api/cms/articles', {
       title: article.title, type: article.type, content: article.content, tags: article.tags, cover_image: cover, published: article.published,
       ...(article.published ? { publish_date: daysAgo(article.daysAgo).toISOString() } : {}),
@@ -303,7 +304,7 @@ async function campaigns(ctx: SeedContext, emails: string[], seeded: Seeded) {
 export async function seedDemo(ctx: SeedContext): Promise<Seeded> {
   const seeded: Seeded = {};
   const sales = await staff(ctx, seeded);
-  await publishedContent(ctx, seeded);
+  await cmsContent(ctx, seeded);
   const made = await projects(ctx, seeded);
   const units = await inventory(ctx, made, seeded);
   const buyers = await leads(ctx, made, sales, seeded);
