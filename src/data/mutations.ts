@@ -2,6 +2,7 @@ import { eq, getTableColumns, is, SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
+import { executePrepared } from '../db/prepared.js';
 import { activityLogs, changeLog } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
@@ -87,11 +88,11 @@ export async function createAudited<T extends PgTable>(db: Db, actor: Actor, res
   const hooks = withDeliveries(changeEvents(log, also));
   const created = sql`with created as (${db.insert(resource.table as PgTable).values(row as never).getSQL()})`;
   if (!hooks) {
-    await db.execute(sql`${created}, log as (${db.insert(activityLogs).values(log).getSQL()}) ${changes}`);
+    await executePrepared(db, sql`${created}, log as (${db.insert(activityLogs).values(log).getSQL()}) ${changes}`);
     return row as RowOf<T>;
   }
   const logged = db.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
-  const result = await db.execute(sql`${created}, log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`);
+  const result = await executePrepared(db, sql`${created}, log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`);
   if (countOf(result)) deliveriesCommitted(db);
   return row as RowOf<T>;
 }
@@ -138,11 +139,11 @@ export class Work {
     const events = [changeEvents(log, change.also), emittedEvents(this.emitted.splice(0))].filter((e): e is SQL => e !== undefined);
     const hooks = withDeliveries(events.length ? sql.join(events, sql` union all `) : undefined);
     if (!hooks) {
-      await this.tx.execute(sql`with log as (${this.tx.insert(activityLogs).values(log).getSQL()}) ${changes}`);
+      await executePrepared(this.tx, sql`with log as (${this.tx.insert(activityLogs).values(log).getSQL()}) ${changes}`);
       return true;
     }
     const logged = this.tx.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
-    this.recorded += countOf(await this.tx.execute(sql`with log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`));
+    this.recorded += countOf(await executePrepared(this.tx, sql`with log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`));
     return true;
   }
 
