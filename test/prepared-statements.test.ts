@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Database } from '../src/db/client.js';
 import { executePrepared } from '../src/db/prepared.js';
+import { rowsOf } from '../src/webhooks/record.js';
 import { createTestDatabase, serverUrl } from './helpers.js';
 
 // The audited writes run as named prepared statements (src/db/prepared.ts): parsed and planned once per connection.
@@ -18,8 +19,8 @@ const statement = (n: number) => sql`with numbers as (select generate_series(1, 
 test('a prepared statement answers as the plain one does, with its own values each time', async () => {
   for (const n of [3, 10, 3]) {
     const prepared = await executePrepared(database.db, statement(n));
-    const plain = await database.db.execute(statement(n));
-    expect(prepared.rows).toEqual(plain.rows);
+    const plain = rowsOf(await database.db.execute(statement(n)));
+    expect(prepared.rows).toEqual(plain);
     expect(prepared.rows).toEqual([{ count: n, total: (n * (n + 1)) / 2 }]);
   }
 });
@@ -29,8 +30,7 @@ test.runIf(serverUrl)('on PostgreSQL the statement is prepared once per connecti
     await executePrepared(tx, statement(1));
     await executePrepared(tx, statement(2));
     await executePrepared(tx, sql`select ${1}::int as one`);
-    const { rows } = await tx.execute(sql`select name, statement from pg_prepared_statements where name like 'pms\_%' order by statement`);
-    return rows as { name: string; statement: string }[];
+    return rowsOf<{ name: string; statement: string }>(await tx.execute(sql`select name, statement from pg_prepared_statements where name like 'pms\_%' order by statement`));
   });
   expect(names.map((row) => row.statement)).toEqual(['select $1::int as one', expect.stringMatching(/^with numbers as/)]);
   expect(new Set(names.map((row) => row.name)).size).toBe(2);

@@ -13,8 +13,9 @@ const dialect = new PgDialect();
  * than running them (pgbench, 8 clients: 3,300 statements/s unnamed, 8,800 named). Only for statements whose text
  * is one of a few per resource and action: each name lives as long as its connection. PGlite ignores the name.
  */
-export function executePrepared(db: Db | Tx, query: SQL) {
+export async function executePrepared(db: Db | Tx, query: SQL): Promise<{ rows: Record<string, unknown>[] }> {
   const compiled = dialect.sqlToQuery(query);
   const name = `pms_${createHash('sha1').update(compiled.sql).digest('base64url')}`;
-  return db._.session.prepareQuery(compiled, undefined, name, false).execute();
+  // Without fields, the prepared query answers the driver's raw result, as `db.execute` does: library boundary.
+  return (await db._.session.prepareQuery(compiled, undefined, name, false).execute()) as { rows: Record<string, unknown>[] };
 }
