@@ -135,6 +135,25 @@ describe('every operation', () => {
     expect((await as(ctx, token).post('/api/auth/change-password', { currentPassword: 'x', newPassword: 'correct horse battery staple' })).statusCode).toBe(403);
   });
 
+  test('an answer\'s example is its own message, as the route really answers', async () => {
+    const example = (op: any) => op.responses[Object.keys(op.responses).find((s) => /^2/.test(s))!].content['application/json'].example;
+    expect(example(doc.paths['/api/cms/amenities/{id}'].delete)).toEqual({ message: 'Amenity deleted' });
+    expect(example(doc.paths['/api/crm/leads/{id}'].patch)).toEqual({ message: 'Lead updated' });
+    expect(example(doc.paths['/api/cms/amenities'].post)).toMatchObject({ message: 'Amenity created' });
+    expect(example(doc.paths['/api/auth/logout'].post)).toEqual({ message: 'Signed out' });
+    // Every answer of the shared `{message}` or `{id, message}` shape gives its own words.
+    for (const o of operations()) {
+      for (const [status, response] of Object.entries<any>(o.op.responses)) {
+        const media = response.content?.['application/json'];
+        if (/^2/.test(status) && /\/(Message|Created)$/.test(media?.schema?.$ref ?? '')) expect(media.example?.message, `${label(o)} ${status}`).toBeTruthy();
+      }
+    }
+    const cms = await createUser(ctx, { cms: 'rwd' });
+    const created = await as(ctx, cms).post('/api/cms/amenities', { name: 'Sky garden' });
+    expect(created.json()).toEqual({ ...example(doc.paths['/api/cms/amenities'].post), id: created.json().id });
+    expect((await as(ctx, cms).delete(`/api/cms/amenities/${created.json().id}`)).json()).toEqual(example(doc.paths['/api/cms/amenities/{id}'].delete));
+  });
+
   test('documents content types: CSV exports answer errors in JSON, uploads are images, uploads are taken as multipart', () => {
     const exportLeads = doc.paths['/api/crm/leads/export'].get;
     expect(Object.keys(exportLeads.responses['200'].content)).toEqual(['text/csv']);

@@ -120,7 +120,7 @@ export default async function authRoutes(app: App) {
 
   app.post('/api/auth/logout', {
     onRequest: requireSession(app),
-    schema: { tags, summary: 'End the current session', response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Signed out', tags, summary: 'End the current session', response: { 200: Message, ...errors } },
   }, async (request, reply) => {
     const { headers } = await auth.api.signOut({ headers: authHeaders(request), returnHeaders: true });
     forwardCookies(reply, headers);
@@ -129,7 +129,7 @@ export default async function authRoutes(app: App) {
 
   app.post('/api/auth/forgot-password', {
     config: { rateBucket: 'auth' },
-    schema: { tags, summary: 'E-mail a password reset link (same answer whether or not the address exists)', security: [], body: Strict({ email: Email() }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'If the address belongs to an account, a password reset link has been sent to it', tags, summary: 'E-mail a password reset link (same answer whether or not the address exists)', security: [], body: Strict({ email: Email() }), response: { 200: Message, ...errors } },
   }, async (request) => {
     try {
       await auth.api.requestPasswordReset({ body: { email: request.body.email.toLowerCase(), redirectTo: `${app.config.baseUrl}/reset-password` } });
@@ -141,7 +141,7 @@ export default async function authRoutes(app: App) {
 
   app.post('/api/auth/reset-password', {
     config: { rateBucket: 'auth' },
-    schema: { tags, summary: 'Set a new password with a reset token; ends every session of the user', security: [], body: Strict({ token: Type.String({ minLength: 1, maxLength: 512 }), password: Password }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Password updated; sign in with the new password', tags, summary: 'Set a new password with a reset token; ends every session of the user', security: [], body: Strict({ token: Type.String({ minLength: 1, maxLength: 512 }), password: Password }), response: { 200: Message, ...errors } },
   }, async (request) => {
     const problem = passwordProblem(request.body.password);
     if (problem) throw validationError({ password: problem }); // checked first: a refused attempt keeps the token usable
@@ -157,7 +157,7 @@ export default async function authRoutes(app: App) {
   app.post('/api/auth/change-password', {
     config: { rateBucket: 'auth' },
     onRequest: requireSession(app),
-    schema: { tags, summary: "Change the signed-in user's password; their other sessions end", body: Strict({ currentPassword: Password, newPassword: Password }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Password changed', tags, summary: "Change the signed-in user's password; their other sessions end", body: Strict({ currentPassword: Password, newPassword: Password }), response: { 200: Message, ...errors } },
   }, async (request) => {
     const principal = await currentPrincipal(app, request);
     const problem = passwordProblem(request.body.newPassword);
@@ -242,7 +242,7 @@ export default async function authRoutes(app: App) {
   app.post('/api/auth/two-factor/confirm', {
     config: { rateBucket: 'auth' },
     onRequest: requireSession(app),
-    schema: { tags, summary: 'Confirm two-factor with a code from the authenticator; from now on sign-in asks for a code', body: Strict({ code: Type.String({ minLength: 1, maxLength: 32 }) }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Two-factor authentication enabled', tags, summary: 'Confirm two-factor with a code from the authenticator; from now on sign-in asks for a code', body: Strict({ code: Type.String({ minLength: 1, maxLength: 32 }) }), response: { 200: Message, ...errors } },
   }, async (request, reply) => {
     const principal = await currentPrincipal(app, request);
     if (principal.user.twoFactorEnabled) throw conflict('Two-factor authentication is already enabled');
@@ -265,7 +265,7 @@ export default async function authRoutes(app: App) {
   app.post('/api/auth/two-factor/disable', {
     config: { rateBucket: 'auth' },
     onRequest: requireSession(app),
-    schema: { tags, summary: 'Disable two-factor authentication', body: Strict({ password: Password }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Two-factor authentication disabled', tags, summary: 'Disable two-factor authentication', body: Strict({ password: Password }), response: { 200: Message, ...errors } },
   }, async (request, reply) => {
     const principal = await currentPrincipal(app, request);
     const { headers } = (await twoFactorPassword(request, () =>

@@ -31,7 +31,7 @@ const TEXT: Record<string, string> = {
 
 /** Fields that mean different things on different records, by the record's schema name (its start: `User…`). */
 const BY_OWNER: Record<string, Record<string, string>> = {
-  User: { name: 'Maria Santos' }, Department: { name: 'Sales' }, Amenity: { name: 'Swimming pool' }, ApiToken: { name: 'Website integration' },
+  User: { name: 'Maria Santos' }, Inquiry: { name: 'Maria Santos' }, NewsletterSubscription: { name: 'Maria Santos' }, PostPublicNewsletter: { name: 'Maria Santos' }, Department: { name: 'Sales' }, Amenity: { name: 'Swimming pool' }, ApiToken: { name: 'Website integration' },
   Campaign: { name: 'November newsletter', subject: 'New units at Azure Residences' }, Webhook: { url: 'https://crm.example.com/hooks/property', description: 'New leads to the CRM' },
 };
 /** Objects that stand for a person: their `name` is a person's. */

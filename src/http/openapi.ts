@@ -163,11 +163,13 @@ const JSON_TYPE = 'application/json';
 export function finishDocument({ openapiObject }: { openapiObject: Json }) {
   const doc = structuredClone(openapiObject);
   const schemas: Json = { ...(doc.components?.schemas ?? {}) };
+  restoreExamples(doc);
   doc.paths = hoistNamed(doc.paths, schemas);
 
   for (const [, , op] of operations(doc)) {
     const revalidates = op['x-revalidates'];
     delete op['x-revalidates'];
+    answerExample(op, schemas);
     for (const [status, response] of Object.entries<Json>(op.responses ?? {})) {
       const content = response.content as Json | undefined;
       if (content && Object.keys(content).length === 1 && content[JSON_TYPE]?.schema?.$ref === '#/components/schemas/Error' && ERROR_RESPONSES[status]) {
@@ -219,6 +221,32 @@ export function finishDocument({ openapiObject }: { openapiObject: Json }) {
   return doc;
 }
 
+/**
+ * The answer's own words as its example: `{message: "Project deleted"}`, where the shared `Message` schema's example
+ * would name another record. Routes give them as `x-answer-message`: one for every success, or one per status.
+ */
+function answerExample(op: Json, schemas: Json) {
+  const messages = op['x-answer-message'] as string | Record<string, string> | undefined;
+  delete op['x-answer-message'];
+  for (const [status, response] of Object.entries<Json>(op.responses ?? {})) {
+    const media = response.content?.[JSON_TYPE];
+    const message = typeof messages === 'string' ? messages : messages?.[status];
+    if (!/^2/.test(status) || !media || !message) continue;
+    const named = schemas[String(media.schema?.$ref).split('/').pop()!] as Json | undefined;
+    const example = media.example ?? named?.examples?.[0] ?? exampleOf(media.schema, schemas);
+    media.example = { ...example, message };
+  }
+}
+
+/** @fastify/swagger moves a body schema's own `examples` to its media; a named schema takes them back, to keep them. */
+function restoreExamples(doc: Json) {
+  for (const [, , op] of operations(doc)) {
+    for (const [, media] of mediaOf(op)) {
+      if (media.example !== undefined && typeof media.schema?.title === 'string' && !media.schema.examples) media.schema.examples = [media.example];
+    }
+  }
+}
+
 /** Every request and response body of an operation, with its media type. */
 export function* mediaOf(op: Json): Generator<[type: string, media: Json]> {
   for (const entry of Object.entries<Json>(op.requestBody?.content ?? {})) yield entry;
@@ -234,7 +262,8 @@ function nameInlineBodies(op: Json, schemas: Json) {
   const hoist = (media: Json | undefined, name: string) => {
     if (!media?.schema || media.schema.$ref || media.schema.type !== 'object') return;
     if (schemas[name]) throw new Error(`${op.operationId}: ${name} is already a schema's name`);
-    schemas[name] = media.schema;
+    // The schema's own example went to the media (@fastify/swagger moves it); the named schema keeps it too.
+    schemas[name] = media.example === undefined ? media.schema : { ...media.schema, examples: [media.example] };
     media.schema = ref('schemas', name);
   };
   hoist(op.requestBody?.content?.[JSON_TYPE], `${base}Request`);

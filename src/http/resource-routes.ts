@@ -31,7 +31,7 @@ export type CreateRoute<T extends PgTable, C extends TObject> = {
   /** After the commit: side effects that must not undo the change (mail). */
   committed?: (row: Row<T>, body: Static<C>, ctx: Context) => void;
   /** The answer; default 201 `{id, message: "<Label> created"}`. */
-  answer?: { schema: Record<number, TSchema>; send?: (row: Row<T>) => Answer };
+  answer?: { schema: Record<number, TSchema>; send?: (row: Row<T>) => Answer; /** Its `message` by status, for the document's examples. */ messages?: Record<number, string> };
   /** Replaces all of the above when creating is really something else (subscribing: 201, 200 or 409). */
   handle?: (body: Static<C>, ctx: Context) => Promise<Answer>;
 };
@@ -181,7 +181,10 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     const schema = create.answer?.schema ?? { 201: Created };
     const send = create.answer?.send ?? ((row: Row<T>) => ({ code: 201, body: { id: (row as { id: string }).id, message: `${label} created` } }));
     app.post(path, {
-      schema: { operationId: `create${Name}`, summary: create.summary ?? `Create ${article(label)}`, body: named(`${Name}Create`, create.body), response: { ...schema, ...errorResponses } },
+      schema: {
+        operationId: `create${Name}`, summary: create.summary ?? `Create ${article(label)}`, body: named(`${Name}Create`, create.body), response: { ...schema, ...errorResponses },
+        'x-answer-message': create.answer ? create.answer.messages : `${label} created`,
+      },
     }, async (request, reply) => {
       const body = validated<C>(request.body);
       const ctx = await context(request);
@@ -198,7 +201,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     app.patch(`${path}/:id`, {
       schema: {
         operationId: `update${Name}`, summary: update.summary ?? `Update ${article(label)} (only the fields sent)`, params: IdParams,
-        body: named(`${Name}Update`, schema), response: { 200: Message, ...errorResponses },
+        body: named(`${Name}Update`, schema), response: { 200: Message, ...errorResponses }, 'x-answer-message': `${label} updated`,
       },
     }, async (request) => {
       const body = validated<U>(request.body);
@@ -222,7 +225,10 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const remove = routes.remove;
   if (remove !== false) {
     app.delete(`${path}/:id`, {
-      schema: { operationId: `delete${Name}`, summary: remove?.summary ?? `Delete ${article(label)}`, params: IdParams, response: { 200: Message, ...errorResponses } },
+      schema: {
+        operationId: `delete${Name}`, summary: remove?.summary ?? `Delete ${article(label)}`, params: IdParams, response: { 200: Message, ...errorResponses },
+        'x-answer-message': `${label} deleted`,
+      },
     }, async (request) => {
       const ctx = await context(request);
       await audited(db, ctx.actor, async (work) => {

@@ -22,7 +22,7 @@ export const Strict = <T extends TProperties>(properties: T, options: object = {
 export const PartialStrict = <T extends TObject>(schema: T) => Type.Partial(schema, { additionalProperties: false, minProperties: 1 });
 
 export const IdParams = Strict({ id: Uuid({ description: 'The record\'s id' }) });
-export const Message = Strict({ message: Type.String({ examples: ['Lead updated'] }) }, { title: 'Message' });
+export const Message = Strict({ message: Type.String({ description: 'What happened, in words', examples: ['Lead updated'] }) }, { title: 'Message' });
 export const Created = Strict({ id: Uuid(), message: Type.String({ examples: ['Lead created'] }) }, { title: 'Created' });
 
 /** The one error body (CONTRACT §3): a route that declares an error of its own names it with this. */
@@ -30,7 +30,7 @@ const errorBody = () => Type.Object({
   error: Type.String({ description: 'What went wrong, in a few words', examples: ['Validation error'] }),
   message: Type.Optional(Type.String({ description: 'What to do about it, when there is more to say' })),
   details: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Each invalid field and what is wrong with it' })),
-}, { title: 'Error' });
+}, { title: 'Error', examples: [{ error: 'Validation error', details: { email: 'must be a valid email' } }] });
 export const ErrorBody = errorBody();
 /**
  * The same body, for the errors every route is given by `errorResponses`: the OpenAPI document keeps those only

@@ -142,7 +142,7 @@ export const GalleryInput = Strict({
     { minItems: 1, maxItems: 50 },
   ),
 });
-export const GalleryCreated = Strict({ message: Type.String(), ids: Type.Array(Uuid()) });
+export const GalleryCreated = Strict({ message: Type.String(), ids: Type.Array(Uuid()) }, { examples: [{ message: '2 gallery images added', ids: ['0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0d', '0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0e'] }] });
 
 // ── Reads ─────────────────────────────────────────────────────────────────────────────────────────────────
 

@@ -248,7 +248,7 @@ export default async function uploadRoutes(app: App) {
         summary: 'Delete an unused upload and its variants',
         description: '409 naming the records that still use it (remove the references first); otherwise the row (audited) and every stored file go.',
         params: NameParams,
-        response: { 200: Message, ...errorResponses },
+        response: { 200: Message, ...errorResponses }, 'x-answer-message': 'Upload deleted',
       },
     }, async (request) => {
       const { name } = request.params;

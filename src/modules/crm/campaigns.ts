@@ -126,7 +126,7 @@ export default async function campaignRoutes(app: App) {
     preValidation: async (request) => {
       if (request.body === undefined || request.body === null) request.body = {};
     },
-    schema: { summary: 'Send a campaign now, or schedule it (scheduled_at in the future)', params: IdParams, body: SendInput, response: { 200: Message, ...errorResponses } },
+    schema: { 'x-answer-message': 'Campaign is being sent', summary: 'Send a campaign now, or schedule it (scheduled_at in the future)', params: IdParams, body: SendInput, response: { 200: Message, ...errorResponses } },
   }, async (request) => {
     const scheduledAt = request.body.scheduled_at ? new Date(request.body.scheduled_at) : null;
     if (scheduledAt && scheduledAt.getTime() <= Date.now()) throw validationError({ scheduled_at: 'must be in the future' });

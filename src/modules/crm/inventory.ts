@@ -157,7 +157,7 @@ export default async function inventoryRoutes(app: App) {
       values: async (body) => ({ ...body, inventory_code: inventoryCode(await projectName(db, body.project_id), body.block, body.lot) }),
       insert: async (work, values) => work.create(inventoryResource, { ...values, inventory_code: await freeInventoryCode(work, values.inventory_code!) }),
       answer: {
-        schema: { 201: Strict({ id: Uuid(), inventory_code: Type.String(), message: Type.String() }) },
+        schema: { 201: Strict({ id: Uuid(), inventory_code: Type.String(), message: Type.String() }, { examples: [{ id: '0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0d', inventory_code: 'AZR-B-12', message: 'Inventory unit created' }] }) },
         send: (row) => ({ code: 201, body: { id: row.id, inventory_code: row.inventory_code, message: 'Inventory unit created' } }),
       },
     },
@@ -187,7 +187,7 @@ export default async function inventoryRoutes(app: App) {
   });
 
   app.patch('/api/projects/inventory', {
-    schema: { summary: "Set a unit's buyer reservation and status", body: SoldToInput, response: { 200: Message, ...errorResponses } },
+    schema: { 'x-answer-message': 'Inventory unit updated', summary: "Set a unit's buyer reservation and status", body: SoldToInput, response: { 200: Message, ...errorResponses } },
   }, async (request) => {
     const { inventory_id, ...state } = request.body;
     await audited(db, await actorOf(app, request), (work) => changeUnitAsStaff(work, inventory_id, async () => state));

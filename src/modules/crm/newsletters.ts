@@ -110,7 +110,7 @@ export default async function newsletterRoutes(app: App) {
         if (result.outcome === 'already') throw conflict('The address is already subscribed');
         return result.outcome === 'resubscribed' ? { code: 200, body: { id: result.id, message: 'Subscribed again' } } : { code: 201, body: { id: result.id, message: 'Subscribed' } };
       },
-      answer: { schema: { 200: Created, 201: Created } },
+      answer: { schema: { 200: Created, 201: Created }, messages: { 200: 'Subscribed again', 201: 'Subscribed' } },
     },
     update: {
       body: SubscriptionPatch,

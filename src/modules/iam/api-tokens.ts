@@ -113,7 +113,7 @@ export async function accountTokenRoutes(app: App) {
 
   app.delete('/api/auth/tokens/:id', {
     onRequest,
-    schema: { tags, summary: 'Revoke one of your API tokens (it stops working at once)', params: IdParams, response: { 200: Message, ...errorResponses } },
+    schema: { 'x-answer-message': 'API token revoked', tags, summary: 'Revoke one of your API tokens (it stops working at once)', params: IdParams, response: { 200: Message, ...errorResponses } },
   }, async (request) => {
     const principal = await currentPrincipal(app, request);
     await audited(db, await actorOf(app, request), (work) => work.remove(apiTokenResource, request.params.id, (current) => {

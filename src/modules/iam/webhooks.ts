@@ -266,7 +266,7 @@ export default async function webhookRoutes(app: App) {
       if (request.body === undefined || request.body === null) request.body = {};
     },
     schema: {
-      tags, summary: "Replace an endpoint's signing secret (the new one is shown once)",
+      tags, summary: "Replace an endpoint's signing secret (the new one is shown once)", 'x-answer-message': 'Secret replaced; keep it now, it is not shown again',
       description: 'A new secret is generated (or taken from `secret`); deliveries from now on are signed with it, retries of earlier ones included. Audited as a change of the credential, never its value.',
       params: IdParams,
       body: Strict({ secret: WebhookInput.properties.secret }, { examples: [{}, { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }] }),
@@ -343,7 +343,7 @@ export default async function webhookRoutes(app: App) {
 
   app.post('/api/iam/webhooks/deliveries/:id/retry', {
     schema: {
-      tags, summary: 'Retry a failed delivery',
+      tags, summary: 'Retry a failed delivery', 'x-answer-message': 'Delivery queued again',
       description: 'Puts a failed delivery back to pending, tried at once: one more attempt (409 unless it failed).',
       params: IdParams,
       response: { 202: Queued, ...errorResponses },

@@ -13,7 +13,7 @@ export default async function publicFormRoutes(app: App) {
     schema: {
       tags, security: [], summary: 'Send an inquiry from the website; staff see it as unread',
       body: InquiryInput,
-      response: { 201: Created, ...errorResponses },
+      response: { 201: Created, ...errorResponses }, 'x-answer-message': 'Thank you, your inquiry has been received',
     },
   }, async (request, reply) => {
     const row = await receiveInquiry(app.database.db, await actorOf(app, request), request.body);
@@ -25,7 +25,7 @@ export default async function publicFormRoutes(app: App) {
     schema: {
       tags, security: [], summary: 'Subscribe to the newsletter (the same answer whether or not the address was known)',
       body: Strict({ email: Email(), name: Type.Optional(Nullable(RequiredText())) }),
-      response: { 200: Message, ...errorResponses },
+      response: { 200: Message, ...errorResponses }, 'x-answer-message': 'Thank you for subscribing',
     },
   }, async (request) => {
     await subscribe(app.database.db, await actorOf(app, request), request.body.email, request.body.name ?? null, { announce: true });

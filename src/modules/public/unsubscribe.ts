@@ -51,7 +51,7 @@ export default async function unsubscribeRoutes(app: App) {
   };
 
   app.get('/api/public/newsletter/unsubscribe', {
-    schema: { tags: ['public'], security: [], summary: 'Unsubscribe through the link of a campaign e-mail', querystring: TokenQuery, response: responses },
+    schema: { tags: ['public'], security: [], 'x-answer-message': DONE, summary: 'Unsubscribe through the link of a campaign e-mail', querystring: TokenQuery, response: responses },
   }, handle);
 
   // RFC 8058 one-click: the mailbox provider POSTs `List-Unsubscribe=One-Click` to the very link of the header.
@@ -61,7 +61,7 @@ export default async function unsubscribeRoutes(app: App) {
     });
     oneClick.post('/api/public/newsletter/unsubscribe', {
       schema: {
-        tags: ['public'], security: [], summary: 'One-click unsubscribe (RFC 8058), as mailbox providers send it',
+        tags: ['public'], security: [], 'x-answer-message': DONE, summary: 'One-click unsubscribe (RFC 8058), as mailbox providers send it',
         description: 'The body is `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded or multipart/form-data); the token is the link\'s.',
         querystring: TokenQuery,
         body: Type.Optional(Type.Object({ 'List-Unsubscribe': Type.Optional(Type.String({ maxLength: 100 })) })),

@@ -14,7 +14,7 @@ export default async function cronRoutes(app: App) {
       tags: ['system'],
       summary: 'Delete activity logs older than ACTIVITY_LOG_RETENTION_DAYS (bearer CRON_SECRET)',
       security: [{ cronSecret: [] }],
-      response: { 200: Type.Object({ deleted: Type.Integer(), message: Type.String() }), 401: ErrorBody },
+      response: { 200: Type.Object({ deleted: Type.Integer(), message: Type.String() }, { examples: [{ deleted: 1204, message: 'Deleted 1204 activity logs older than 365 days' }] }), 401: ErrorBody },
     },
   }, async (request) => {
     if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
