@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, departments } from '../src/db/schema/index.js';
-import { as, createTestApp, createUser, none, type TestContext, touched } from './helpers.js';
+import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;
@@ -138,7 +138,6 @@ describe('activity log endpoints', () => {
         .returning({ id: activityLogs.id });
       ids[key] = inserted.id;
     }
-    await touched(own.database, 'activity_logs');
   });
   afterAll(async () => {
     await own?.close();

@@ -9,7 +9,6 @@ import { v7 as uuidv7 } from 'uuid';
 import { inject } from 'vitest';
 import { type App, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
-import { touch } from '../src/data/changes.js';
 import { type Database, type Executor, openDatabase } from '../src/db/client.js';
 
 /** PostgreSQL server to test against (DATABASE_URL), or undefined for PGlite. */
@@ -155,7 +154,6 @@ export async function createUser(ctx: TestContext, grants: Grants = {}, fields: 
     can_delete: letters!.includes('d'),
   }));
   if (rows.length) await ctx.database.db.insert(moduleAccess).values(rows);
-  await touched(ctx.database, 'users');
   const token = await login(ctx, email, password);
   return { id: user.id, email, name: user.name, password, token, headers: { authorization: `Bearer ${token}` } };
 }
@@ -165,16 +163,6 @@ export async function login(ctx: TestContext, email: string, password: string): 
   const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } });
   if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
   return res.json().session.token;
-}
-
-/**
- * Rows written behind the API's back (direct inserts, updates, deletes): tell the service that these resources
- * changed, as every real mutation does in its transaction, so cached list totals are recounted. The one place
- * tests do this; `database` is a test database, its drizzle handle or an open transaction.
- */
-export async function touched(database: Database | Executor, ...resources: string[]) {
-  const db = 'queryObservers' in database ? database.db : database;
-  for (const resource of resources) await touch(db, resource);
 }
 
 /** Signed out: a request without any session. */

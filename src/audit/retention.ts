@@ -1,5 +1,4 @@
 import { inArray, lt } from 'drizzle-orm';
-import { touch } from '../data/changes.js';
 import type { Executor } from '../db/client.js';
 import { activityLogs } from '../db/schema/index.js';
 import { defineJob } from '../jobs/registry.js';
@@ -21,7 +20,6 @@ export async function purgeActivityLogs(db: Executor, days: number): Promise<num
     deleted += count;
     if (count < BATCH) break;
   }
-  if (deleted > 0) await touch(db, 'activity_logs');
   return deleted;
 }
 

@@ -1,19 +1,8 @@
-import { lt, type Placeholder, sql } from 'drizzle-orm';
+import { getTableColumns, lt, type Placeholder, sql } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { changeLog } from '../db/schema/index.js';
 import { defineJob } from '../jobs/registry.js';
-
-/** One changed record as the change log keeps it: its table row (property names) before and after. */
-export type ChangeEntry = { resource: string; rowId: string; before?: Record<string, unknown> | null; after?: Record<string, unknown> | null };
-
-/** The insert of change-log entries, to run in the change's transaction (the audited path does, for every change). */
-export const changeLogInsert = (tx: Executor, entries: ChangeEntry[]) =>
-  tx.insert(changeLog).values(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })));
-
-/** Says a resource changed in ways the log does not list (rows written in bulk, behind the API): its totals are recounted. */
-export async function touch(db: Executor, resource: string) {
-  await db.insert(changeLog).values({ resource, row_id: null });
-}
 
 /**
  * A PostgreSQL snapshot (`pg_current_snapshot()`): transactions below `xmin` are visible, from `xmax` on they are not,
@@ -42,16 +31,19 @@ export const currentSnapshot = sql<string>`pg_current_snapshot()::text`;
 /**
  * The changes of a resource by transactions from `fromXid` on that the current statement sees, as JSON
  * `[xid, row_id, before, after]` (at most `limit`, oldest first), each row reduced to the properties named in `reads`.
- * A scalar subquery: PostgreSQL runs it once per statement.
+ * The triggers (migration 0012) log rows as PostgreSQL has them, by column name; they are read back by the table's
+ * property names (`departmentId` for `department_id`), as predicates test them. A scalar subquery: PostgreSQL runs it
+ * once per statement.
  */
-export function changesSince(resource: string, fromXid: string | Placeholder, limit: number, reads: string[]) {
+export function changesSince(resource: { name: string; table: PgTable }, fromXid: string | Placeholder, limit: number, reads: string[]) {
+  const columns = getTableColumns(resource.table);
   const only = (side: 'before' | 'after') => {
     const column = sql.raw(`c.${side}`);
-    const fields = reads.length ? sql.join(reads.map((key) => sql`${key}::text, ${column} -> ${key}::text`), sql`, `) : sql``;
+    const fields = reads.length ? sql.join(reads.map((key) => sql`${key}::text, ${column} -> ${columns[key]?.name ?? key}::text`), sql`, `) : sql``;
     return sql`case when ${column} is null then null else jsonb_build_object(${fields}) end`;
   };
   return sql<string | null>`(select coalesce(json_agg(json_build_array(c.xid::text, c.row_id, ${only('before')}, ${only('after')})), '[]')::text
-  from (select xid, row_id, before, after from ${changeLog} where resource = ${resource} and xid >= ${fromXid}::xid8 order by id limit ${limit}) c)`;
+  from (select xid, row_id, before, after from ${changeLog} where resource = ${resource.name} and xid >= ${fromXid}::xid8 order by id limit ${limit}) c)`;
 }
 
 export type LoggedChange = { xid: number; rowId: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null };

@@ -183,7 +183,7 @@ export class ListRunner {
     if (kept && joined) {
       const fromXid = Math.min(kept.snapshot.xmin, ...(known.length ? [known[known.length - 1].snapshot.xmin] : []));
       const check = this.statement(statementName('check', [resource.name, joined.join(','), reads.join(',')]), () =>
-        this.db.select({ snapshot: currentSnapshot, changes: changesSince(resource.name, sql.placeholder('fromXid'), MAX_CHANGES, reads), joined: anyChangeSince(joined, sql.placeholder('fromXid')) })
+        this.db.select({ snapshot: currentSnapshot, changes: changesSince(resource, sql.placeholder('fromXid'), MAX_CHANGES, reads), joined: anyChangeSince(joined, sql.placeholder('fromXid')) })
           .from(sql`(select 1) as probe`));
       const [probe] = await check.execute({ fromXid: String(fromXid) });
       const snapshot = parseSnapshot(String(probe.snapshot));
@@ -206,7 +206,7 @@ export class ListRunner {
       // Everything the statement's text depends on; its values are placeholders.
       const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined];
       const statement = this.statement(statementName('page', shape), () => {
-        const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, sql.placeholder('fromXid'), MAX_CHANGES, reads);
+        const changes = fromXid === undefined ? sql`null` : changesSince(resource, sql.placeholder('fromXid'), MAX_CHANGES, reads);
         const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
         const select = selectView(this.db, resource.table, resource.listView ?? resource.view, extra);
         const limitAt = sql.placeholder('limit');
@@ -231,7 +231,7 @@ export class ListRunner {
         ...(fromXid === undefined ? {} : { fromXid: String(fromXid) }),
         ...(boundary ? { boundarySort: boundary.param, boundaryId: boundary.id } : {}),
       });
-      const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, String(fromXid), MAX_CHANGES, reads);
+      const changes = fromXid === undefined ? sql`null` : changesSince(resource, String(fromXid), MAX_CHANGES, reads);
       const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
       const snapshot = parseSnapshot(String(first.__snapshot));
       const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
@@ -288,7 +288,7 @@ export class ListRunner {
     const newest = items.flatMap((item) => (item.known.length ? [item.known[item.known.length - 1].snapshot.xmin] : []));
     const fromXid = newest.length ? Math.min(...newest) : undefined;
     const reads = [...new Set(items.flatMap((item) => item.predicate?.reads ?? []))];
-    const changes = fromXid === undefined ? sql`null` : changesSince(resource.name, String(fromXid), MAX_CHANGES, reads);
+    const changes = fromXid === undefined ? sql`null` : changesSince(resource, String(fromXid), MAX_CHANGES, reads);
     const [probe] = await this.db.select({ snapshot: currentSnapshot, changes }).from(sql`(select 1) as probe`);
     const snapshot = parseSnapshot(String(probe.snapshot));
     const logged = typeof probe.changes === 'string' ? parseChanges(probe.changes) : undefined;

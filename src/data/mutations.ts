@@ -3,11 +3,10 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
-import { activityLogs, changeLog } from '../db/schema/index.js';
+import { activityLogs } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
-import { type ChangeEntry, changeLogInsert } from './changes.js';
 import type { Resource, RowOf } from './resource.js';
 import { batchEvents, changeEvents, deliveriesCommitted, deliveriesInsert, type Emitted, emittedEvents, rowsOf } from '../webhooks/record.js';
 import type { NamedEvent } from '../webhooks/events.js';
@@ -16,8 +15,6 @@ import type { NamedEvent } from '../webhooks/events.js';
 export type Patch<T extends PgTable> = Partial<T['$inferInsert']>;
 
 type Row = Record<string, unknown>;
-/** The activity log's resource name: every audited change adds to its list. */
-const ACTIVITY_LOGS = 'activity_logs';
 
 /**
  * One changed record, as the audit trail records it. `also`: further webhook event types carrying this change's data
@@ -27,7 +24,8 @@ export type Change = { action: 'create' | 'update' | 'delete'; resource: Resourc
 
 /**
  * The one way to change data: `work` runs in a transaction, and every change it makes through `Work` is written
- * with its activity log, its change-log entries and its webhook deliveries, so either all of it is kept or none.
+ * with its activity log and its webhook deliveries, so either all of it is kept or none (the change log is the
+ * database's: its triggers log every write, migration 0012).
  * After the commit, the dispatcher hears of deliveries recorded.
  */
 export async function audited<R>(db: Db, actor: Actor, work: (work: Work) => Promise<R>): Promise<R> {
@@ -73,26 +71,22 @@ function rowOf(table: PgTable, values: Record<string, unknown>): Row | undefined
 }
 
 /**
- * An audited create on its own: when the whole row is known beforehand, the row, its activity log, its change-log
- * entries and its webhook deliveries are one statement (atomic by itself: no transaction, one round trip); otherwise a
+ * An audited create on its own: when the whole row is known beforehand, the row, its activity log and its webhook
+ * deliveries are one statement (atomic by itself: no transaction, one round trip); otherwise a
  * plain audited create. `also`: further event types carrying the created event's data (`inquiry.received`).
  */
 export async function createAudited<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>, also?: NamedEvent[]): Promise<RowOf<T>> {
   const row = rowOf(resource.table, values as Row);
   const log = row && activityLogOf(actor, { action: 'create', module: resource.module, resource: resource.name, resourceId: String(row.id), after: row });
   if (!row || !log) return audited(db, actor, (work) => work.create(resource, values, also));
-  const changes = changeLogInsert(db, [
-    { resource: resource.name, rowId: String(row.id), after: row },
-    { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
-  ]).getSQL();
   const hooks = withDeliveries(changeEvents(log, also));
   const created = sql`with created as (${db.insert(resource.table as PgTable).values(row as never).getSQL()})`;
   if (!hooks) {
-    await executePrepared(db, sql`${created}, log as (${db.insert(activityLogs).values(log).getSQL()}) ${changes}`);
+    await executePrepared(db, sql`${created} ${db.insert(activityLogs).values(log).getSQL()}`);
     return row as RowOf<T>;
   }
   const logged = db.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
-  const result = await executePrepared(db, sql`${created}, log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`);
+  const result = await executePrepared(db, sql`${created}, log as (${logged})${hooks.cte} ${hooks.tail}`);
   if (countOf(result)) deliveriesCommitted(db);
   return row as RowOf<T>;
 }
@@ -121,8 +115,7 @@ export class Work {
   }
 
   /**
-   * Records a change made by hand (`tx` directly): its activity log, in the change log the record and the log entry
-   * (both are listed resources), and its webhook deliveries. False for an update that changed nothing (nothing is
+   * Records a change made by hand (`tx` directly): its activity log and its webhook deliveries. False for an update that changed nothing (nothing is
    * written).
    */
   async audit(change: Change): Promise<boolean> {
@@ -130,52 +123,38 @@ export class Work {
       action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
     });
     if (!log) return false;
-    // One statement (one round trip) for all: the log, the change log's entries for the record and the log, and the
-    // deliveries of its events (and of events emitted before it) to the endpoints subscribed.
-    const changes = changeLogInsert(this.tx, [
-      { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
-      { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
-    ]).getSQL();
+    // One statement (one round trip) for both: the log, and the deliveries of its events (and of events emitted before
+    // it) to the endpoints subscribed.
     const events = [changeEvents(log, change.also), emittedEvents(this.emitted.splice(0))].filter((e): e is SQL => e !== undefined);
     const hooks = withDeliveries(events.length ? sql.join(events, sql` union all `) : undefined);
     if (!hooks) {
-      await executePrepared(this.tx, sql`with log as (${this.tx.insert(activityLogs).values(log).getSQL()}) ${changes}`);
+      await executePrepared(this.tx, this.tx.insert(activityLogs).values(log).getSQL());
       return true;
     }
     const logged = this.tx.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
-    this.recorded += countOf(await executePrepared(this.tx, sql`with log as (${logged}), changes as (${changes})${hooks.cte} ${hooks.tail}`));
+    this.recorded += countOf(await executePrepared(this.tx, sql`with log as (${logged})${hooks.cte} ${hooks.tail}`));
     return true;
   }
 
   /**
-   * Records many changes at once (a batch of an import): every activity log, and their change-log entries, in one
-   * statement. Updates that changed nothing are left out, as `audit` does.
+   * Records many changes at once (a batch of an import): every activity log in one statement. Updates that changed nothing are left out, as `audit` does.
    */
   async auditMany(changes: Change[]): Promise<void> {
     const logs: ActivityLog[] = [];
-    const entries: ChangeEntry[] = [];
     for (const change of changes) {
       const log = activityLogOf(this.actor, {
         action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
       });
       if (!log) continue;
       logs.push(log);
-      entries.push(
-        { resource: change.resource.name, rowId: change.id, before: change.action === 'create' ? null : change.before, after: change.action === 'delete' ? null : change.after },
-        { resource: ACTIVITY_LOGS, rowId: log.id, after: log },
-      );
     }
     if (!logs.length) return;
-    // Two parameters however many rows: each set travels as one JSON array that PostgreSQL unpacks (building and
+    // One parameter however many rows: the set travels as one JSON array that PostgreSQL unpacks (building and
     // parsing thousands of bound parameters was most of a large batch's cost).
-    const at = clock.now();
     const statement = sql`with log as (
       insert into ${activityLogs} (id, user_id, action, module, resource, resource_id, changes, ip_address, user_agent, created_at)
       select * from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as t(id uuid, user_id uuid, action text, module text, resource text,
-        resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz)), changes as (
-    insert into ${changeLog} (resource, row_id, before, after, created_at)
-      select resource, row_id, before, after, ${at.toISOString()}::timestamptz from jsonb_to_recordset(${JSON.stringify(entries.map((e) => ({ resource: e.resource, row_id: e.rowId, before: e.before ?? null, after: e.after ?? null })))}::jsonb)
-        as t(resource text, row_id uuid, before jsonb, after jsonb))`;
+        resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz))`;
     // Their webhook events too, in the same statement (one JSON parameter), built from the logs as `audit` builds them.
     const hooks = withDeliveries(batchEvents(logs));
     if (!hooks) await this.tx.execute(sql`${statement} select 1`);

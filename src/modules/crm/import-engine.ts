@@ -2,7 +2,6 @@ import type { TSchema } from '@sinclair/typebox';
 import { eq, sql } from 'drizzle-orm';
 import { clock } from '../../clock.js';
 import type { Actor } from '../../data/actor.js';
-import { changeLogInsert } from '../../data/changes.js';
 import { type CsvRecord, csvRecords, CsvSyntaxError } from '../../data/csv-records.js';
 import { audited } from '../../data/mutations.js';
 import type { Executor, Tx } from '../../db/client.js';
@@ -244,16 +243,12 @@ const PROGRESS = {
 };
 type Progress = Pick<ImportRow, keyof typeof PROGRESS>;
 
-/** The fields the change log keeps of an import (what a list's filters read; never the file or the errors). */
-const logged = ({ id, resource, status, created_at }: Progress) => ({ id, resource, status, created_at });
-
 /**
- * Changes an import's bookkeeping (progress, status) in `tx` and says so in the change log, so cached list totals and
- * kept pages see it. Not an activity log: the job changes it, nobody did.
+ * Changes an import's bookkeeping (progress, status) in `tx` (the change log hears of it from the table's trigger, so
+ * cached list totals and kept pages see it). Not an activity log: the job changes it, nobody did.
  */
 async function setProgress(tx: Tx, before: Progress, values: Partial<ImportRow>): Promise<Progress> {
   const [after] = await tx.update(imports).set({ ...values, updated_at: clock.now() }).where(eq(imports.id, before.id)).returning(PROGRESS);
-  await changeLogInsert(tx, [{ resource: 'imports', rowId: before.id, before: logged(before), after: logged(after) }]);
   return after;
 }
 

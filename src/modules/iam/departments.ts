@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
-import { touch } from '../../data/changes.js';
-import type { Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
 import { departments, users } from '../../db/schema/index.js';
@@ -34,9 +32,8 @@ async function assertNameFree(db: Executor, name: string, exceptId?: string) {
   if (taken) throw conflict(`A department named "${name}" already exists`);
 }
 
-/** Users are filtered by department name, so every department change also changes what user lists answer. */
-const touchUsers = (work: Work) => touch(work.tx, 'users');
-
+// Users are listed by department name: a department's change also changes user lists, which migration 0012's trigger
+// on departments says in the change log.
 export default async function departmentRoutes(app: App) {
   const { db } = app.database;
   resourceRoutes(app, departmentResource, {
@@ -48,11 +45,6 @@ export default async function departmentRoutes(app: App) {
         await assertNameFree(db, body.name);
         return body;
       },
-      insert: async (work, values) => {
-        const row = await work.create(departmentResource, values);
-        await touchUsers(work);
-        return row;
-      },
     },
     update: {
       body: DepartmentInput,
@@ -61,14 +53,12 @@ export default async function departmentRoutes(app: App) {
         await assertNameFree(work.tx, body.name, current.id);
         return body;
       },
-      after: (_row, _before, work) => touchUsers(work),
     },
     remove: {
       summary: 'Delete a department (409 while users belong to it)',
       before: async (current, work) => {
         const [member] = await work.tx.select({ id: users.id }).from(users).where(eq(users.departmentId, current.id)).limit(1);
         if (member) throw conflict('The department still has users; move them to another department first');
-        await touchUsers(work);
       },
     },
   });
