@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { and, arrayContains, eq, getTableColumns, gte, ilike, inArray, isNull, lte, or, type SQL } from 'drizzle-orm';
+import { and, arrayContains, arrayOverlaps, eq, getTableColumns, gte, ilike, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 
 /**
@@ -59,6 +59,18 @@ export const is = {
     },
     reads: [keyOf(column)],
   }),
+  /**
+   * An array column holding any of the values (`&&`, PostgreSQL's array overlap). A null array, like one sharing
+   * nothing with the values, is not selected; null elements never match (the values are never null). No values: none.
+   */
+  overlapping: (column: PgColumn, values: unknown[]): Predicate => ({
+    sql: values.length ? arrayOverlaps(column, values) : sql`false`,
+    test: (row) => {
+      const list = valueIn(row, column);
+      return Array.isArray(list) && list.some((item) => item != null && values.includes(item));
+    },
+    reads: [keyOf(column)],
+  }),
   onOrBefore: (column: PgColumn, time: Date): Predicate => ({ sql: lte(column, time), test: (row) => timeOf(valueIn(row, column)) <= time.getTime(), reads: [keyOf(column)] }),
   onOrAfter: (column: PgColumn, time: Date): Predicate => ({ sql: gte(column, time), test: (row) => timeOf(valueIn(row, column)) >= time.getTime(), reads: [keyOf(column)] }),
   /** From 00:00 UTC of the day on. */
@@ -110,17 +122,31 @@ export function allOf(predicates: (Predicate | undefined)[]): Predicate | undefi
   };
 }
 
-/** `?name=value`: the column equals the value. */
+/** `?name=value`: the column equals the value. Single-valued: an enum's filter is `anyOf` (every enum filter takes several). */
 export const equals = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({ schema, where: (value: Static<S>) => is.equal(column, value) });
 /** `?name=value`: the array column holds the value. */
 export const contains = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({ schema, where: (value: Static<S>) => is.containing(column, value) });
 /**
- * `?name=a,b` or `?name=a&name=b`: the column equals any of the values (one value: equals it). The query string's
- * comma-separated values are split before validation (src/http/validation.ts), so each is checked by `schema`.
+ * The query-string schema of a filter taking several values (`?name=a,b` or `?name=a&name=b`): an array of `schema`.
+ * The query string's comma-separated values are split before validation (src/http/validation.ts splits every array
+ * parameter), so each is checked by `schema`; the OpenAPI document declares it an array (style form, explode true).
+ * Every enum filter takes several values through this.
  */
+export const several = <S extends TSchema>(schema: S) =>
+  Type.Array(schema, { minItems: 1, maxItems: 50, description: 'One value, several separated by commas, or the parameter repeated' });
+
+/** `?name=a,b` or `?name=a&name=b`: the column equals any of the values (one value: equals it). */
 export const anyOf = <S extends TSchema>(column: PgColumn, schema: S): Filter => ({
-  schema: Type.Array(schema, { minItems: 1, maxItems: 50, description: 'One value, several separated by commas, or the parameter repeated' }),
+  schema: several(schema),
   where: (values: Static<S>[]) => (values.length === 1 ? is.equal(column, values[0]) : is.oneOf(column, [...new Set(values)])),
+});
+/**
+ * `?name=a,b` or `?name=a&name=b` on an array column: rows whose array holds any of the values (`&&`). `wildcards`:
+ * elements that stand for every value (an endpoint subscribed to `*` receives every event), so they match too.
+ */
+export const overlaps = <S extends TSchema>(column: PgColumn, schema: S, options: { wildcards?: readonly unknown[] } = {}): Filter => ({
+  schema: several(schema),
+  where: (values: Static<S>[]) => is.overlapping(column, [...new Set<unknown>([...values, ...(options.wildcards ?? [])])]),
 });
 
 /** A day (`YYYY-MM-DD`, UTC) or an instant (ISO 8601 date-time with zone): the value of a range bound. */

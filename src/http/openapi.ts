@@ -186,6 +186,11 @@ export function finishDocument({ openapiObject }: { openapiObject: Json }) {
         if (revalidates) response.headers = { ...response.headers, ETag: ref('headers', 'ETag') };
       }
     }
+    for (const parameter of op.parameters ?? []) {
+      // A query parameter taking several values (every enum filter): an array, sent repeated (`?status=new&status=lost`,
+      // what clients make of an array); the service takes them comma-separated too (src/http/validation.ts).
+      if (parameter.in === 'query' && parameter.schema?.type === 'array') Object.assign(parameter, { style: 'form', explode: true });
+    }
     if (revalidates) {
       op.parameters = [...(op.parameters ?? []), ref('parameters', 'IfNoneMatch')];
       op.responses['304'] ??= ref('responses', 'NotModified');

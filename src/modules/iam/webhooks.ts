@@ -3,7 +3,7 @@ import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { equals, type Predicate } from '../../data/filters.js';
+import { anyOf, equals, overlaps } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import { users, WEBHOOK_DELIVERY_STATUSES, webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
@@ -19,13 +19,6 @@ import { UserRef, userRefFields } from '../crm/shared.js';
 
 const endpoints = webhookEndpoints;
 const deliveries = webhookDeliveries;
-
-/** Endpoints that receive an event type: subscribed to it, or to everything. */
-const receiving = (type: string): Predicate => ({
-  sql: sql`(${endpoints.events} @> array[${type}]::text[] or ${ALL_EVENTS} = any(${endpoints.events}))`,
-  test: (row) => (Array.isArray(row.events) ? row.events.includes(type) || row.events.includes(ALL_EVENTS) : undefined),
-  reads: ['events'],
-});
 
 /** Webhook endpoints (issue 14): where events are POSTed; the secret never shows after the answer that made it. */
 export const webhookResource = defineResource({
@@ -46,7 +39,8 @@ export const webhookResource = defineResource({
     defaultSort: 'created_at',
     filters: {
       enabled: equals(endpoints.enabled, Type.Boolean()),
-      event: { schema: StringEnum(EVENT_TYPES, { description: 'Endpoints that receive this event type (subscribed to it or to `*`)' }), where: (type: string) => receiving(type) },
+      // Endpoints that receive any of the event types: subscribed to one of them, or to everything (`*`).
+      event: overlaps(endpoints.events, StringEnum(EVENT_TYPES, { description: 'An event type: endpoints that receive it (subscribed to it or to `*`)' }), { wildcards: [ALL_EVENTS] }),
     },
     search: [endpoints.url, endpoints.description],
   },
@@ -148,10 +142,12 @@ export const DeliveryDetail = Strict({
   }],
 });
 
+/** The delivery log's filters: a status, or several (`?status=pending,failed`). */
+const deliveryFilters = { status: anyOf(deliveries.status, StringEnum(WEBHOOK_DELIVERY_STATUSES)) };
 const DeliveriesQuery = Strict({
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
-  status: Type.Optional(StringEnum(WEBHOOK_DELIVERY_STATUSES)),
+  status: Type.Optional(deliveryFilters.status.schema),
 });
 
 type EndpointRow = typeof endpoints.$inferSelect;
@@ -173,7 +169,7 @@ function assertSecret(secret: string | undefined) {
 
 /** Descriptions of the routes the resource factory makes (it gives them a summary only). */
 const DESCRIPTIONS: Record<string, string> = {
-  'GET /api/iam/webhooks': 'Webhook endpoints, newest first. Filters: `enabled`, `event` (endpoints that receive it); `q` searches the URL and description. The secret is never shown.',
+  'GET /api/iam/webhooks': 'Webhook endpoints, newest first. Filters: `enabled`, `event` (endpoints that receive any of the event types given); `q` searches the URL and description. The secret is never shown.',
   'GET /api/iam/webhooks/:id': 'One webhook endpoint (never its secret).',
   'POST /api/iam/webhooks': 'Registers an endpoint. The signing secret is generated (or taken from `secret`) and returned in this answer only. '
     + 'With NODE_ENV=production, URLs that reach loopback, private or link-local addresses are refused (400 `details.url`) unless WEBHOOK_ALLOW_PRIVATE=true. '
@@ -289,7 +285,7 @@ export default async function webhookRoutes(app: App) {
   app.get('/api/iam/webhooks/:id/deliveries', {
     schema: {
       tags, summary: "An endpoint's delivery log, newest first",
-      description: 'Every event recorded for the endpoint: status (`pending`, `delivered`, `failed`), attempts so far, the last answer\'s status code and error, and when it is tried next. Filter by `status`. The payload is in `GET /api/iam/webhooks/deliveries/{id}`.',
+      description: 'Every event recorded for the endpoint: status (`pending`, `delivered`, `failed`), attempts so far, the last answer\'s status code and error, and when it is tried next. Filter by `status` (several: `?status=pending,failed`). The payload is in `GET /api/iam/webhooks/deliveries/{id}`.',
       params: IdParams,
       querystring: DeliveriesQuery,
       response: { 200: Strict({ data: Type.Array(Delivery), pagination: Pagination }), ...errorResponses },
@@ -298,7 +294,7 @@ export default async function webhookRoutes(app: App) {
     const { page = 1, limit = 10, status } = request.query;
     const [endpoint] = await db.select({ id: endpoints.id }).from(endpoints).where(eq(endpoints.id, request.params.id)).limit(1);
     if (!endpoint) throw notFound(webhookResource.label);
-    const where = and(eq(deliveries.endpoint_id, endpoint.id), status ? eq(deliveries.status, status) : undefined);
+    const where = and(eq(deliveries.endpoint_id, endpoint.id), status ? deliveryFilters.status.where(status as never)?.sql : undefined);
     const data = await db.select(deliveryListFields).from(deliveries).where(where)
       .orderBy(desc(deliveries.created_at), desc(deliveries.id)).limit(limit).offset((page - 1) * limit);
     const [{ total }] = await db.select({ total: count() }).from(deliveries).where(where);
