@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { moduleAccess, sessions, verifications } from '../src/db/schema/index.js';
+import { PrincipalCache } from '../src/auth/principals.js';
 import { as, countQueries, createTestApp, createUser, login, none, type TestContext, waitFor } from './helpers.js';
 
 // Issue 11: who the caller is comes from a cache on the hot path, and every change to a session, a user or a
@@ -116,5 +117,77 @@ describe('on every other instance, as soon as the database tells it', () => {
     expect(await leads(b, again)).toBe(200);
     await a.database.db.delete(sessions).where(eq(sessions.userId, user.id));
     await soon(async () => (await leads(b, again)) === 401, 'instance b to drop the deleted session');
+  });
+});
+
+describe('exactly what changed is forgotten (issue 22)', () => {
+  /** Requests of `token` on `ctx` that read a session row (0: served from the cache). */
+  const resolutions = (ctx: TestContext, token: string, times = 3) =>
+    countQueries(ctx.database, SESSION_QUERY, async () => {
+      for (let i = 0; i < times; i++) expect(await leads(ctx, token)).toBe(200);
+    });
+
+  test('signing in again elsewhere leaves the open session cached, on both instances', async () => {
+    const user = await createUser(a, { crm: 'r' });
+    expect(await leads(a, user.token)).toBe(200);
+    expect(await leads(b, user.token)).toBe(200);
+    for (let i = 0; i < 3; i++) await login(a, user.email, user.password);
+    // Give a notification, if one were sent, the time to arrive; then nothing of the open session is read again.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await resolutions(a, user.token)).toBe(0);
+    expect(await resolutions(b, user.token)).toBe(0);
+  });
+
+  test("one session's change drops that session only; a user's change drops all of theirs", async () => {
+    const user = await createUser(a, { crm: 'r' });
+    const phone = await login(a, user.email, user.password);
+    expect(await leads(b, user.token)).toBe(200);
+    expect(await leads(b, phone)).toBe(200);
+    // The phone's session changes behind the service (its expiry moved): instance b reads it again, not the other.
+    await a.database.db.update(sessions).set({ expiresAt: new Date(Date.now() + 3600_000) }).where(eq(sessions.token, phone));
+    await soon(async () => (await resolutions(b, phone, 1)) === 1, 'instance b to read the changed session again');
+    expect(await resolutions(b, user.token)).toBe(0);
+    // The user's permission changes: every principal of theirs is resolved again.
+    const [access] = await a.database.db.select({ id: moduleAccess.id }).from(moduleAccess).where(eq(moduleAccess.user_id, user.id));
+    await a.database.db.update(moduleAccess).set({ can_write: true }).where(eq(moduleAccess.id, access.id));
+    await soon(async () => (await resolutions(b, user.token, 1)) === 1, 'instance b to resolve the user again');
+    expect(await resolutions(b, phone, 1)).toBe(1);
+  });
+
+  test("a principal resolved while another user's or session's change arrived is cached; one whose own changed is not", async () => {
+    const cache = new PrincipalCache<string>();
+    const stop = await cache.start(a.database).then(() => () => cache.close());
+    const owner = (userId: string, sessionId: string) => ({ userId, sessionId });
+    const later = new Date(Date.now() + 60_000);
+    let version = cache.version;
+    cache.forgetUser('someone-else');
+    cache.forgetSession('another-session');
+    cache.set('calm', owner('u1', 's1'), later, 'calm principal', version);
+    expect(cache.get('calm')).toBe('calm principal');
+    version = cache.version;
+    cache.forgetSession('s2');
+    cache.set('changed session', owner('u1', 's2'), later, 'stale', version);
+    expect(cache.get('changed session')).toBeUndefined();
+    version = cache.version;
+    cache.forgetUser('u3');
+    cache.set('changed user', owner('u3', 's3'), later, 'stale', version);
+    expect(cache.get('changed user')).toBeUndefined();
+    // More invalidations than it remembers: it cannot tell, so it does not cache.
+    version = cache.version;
+    for (let i = 0; i < 1001; i++) cache.forgetUser(`other-${i}`);
+    cache.set('too long ago', owner('u4', 's4'), later, 'unknown', version);
+    expect(cache.get('too long ago')).toBeUndefined();
+    await stop();
+  });
+
+  test("while one user's sessions keep changing, everyone else stays cached (no global stall)", async () => {
+    const busy = await createUser(a, { crm: 'r' });
+    const calm = await createUser(a, { crm: 'r' });
+    expect(await leads(b, calm.token)).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      await a.database.db.update(sessions).set({ expiresAt: new Date(Date.now() + 3600_000 + i) }).where(eq(sessions.userId, busy.id));
+      expect(await leads(b, busy.token)).toBe(200);
+      expect(await resolutions(b, calm.token, 1)).toBe(0);
+    }
   });
 });

@@ -73,7 +73,7 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
         apiToken: { id: holder.token.id, name: holder.token.name },
       };
       app.tokenUse.touch(holder.token.id, clock.now());
-      app.principals.set(credential, holder.user.id, expiresAt, principal, version);
+      app.principals.set(credential, { userId: holder.user.id, sessionId: principal.session.id }, expiresAt, principal, version);
       return principal;
     }
     const found = await app.auth.api.getSession({ headers: authHeaders(request) }).catch(() => null);
@@ -88,7 +88,7 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
       session: { id: found.session.id, token: found.session.token, expiresAt: new Date(found.session.expiresAt) },
       permissions,
     };
-    app.principals.set(credential, user.id, principal.session.expiresAt, principal, version);
+    app.principals.set(credential, { userId: user.id, sessionId: principal.session.id }, principal.session.expiresAt, principal, version);
     return principal;
   })();
   return request.principalPromise;

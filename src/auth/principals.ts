@@ -6,24 +6,48 @@ export const PRINCIPALS_CHANNEL = 'pms_principals';
 const REFRESH_MS = 30_000;
 const MAX_ENTRIES = 10_000;
 
-type Entry<P> = { principal: P; userId: string; expiresAt: number; cachedAt: number };
+type Entry<P> = { principal: P; userId: string; sessionId: string; expiresAt: number; cachedAt: number };
+
+/**
+ * What a notification names (migration 0013): `user:<id>` (the user, their permissions: every principal of theirs) or
+ * `session:<id>` (one session, or `session:token:<id>` one API token: only the principals resolved from it). A bare id
+ * (an instance of an older version) names a user.
+ */
+export function parsePrincipalChange(payload: string): { user: string } | { session: string } {
+  if (payload.startsWith('session:')) return { session: payload.slice('session:'.length) };
+  return { user: payload.startsWith('user:') ? payload.slice('user:'.length) : payload };
+}
+
+/** Invalidations remembered, so a principal resolved while one happened is not cached if it concerned it. */
+const REMEMBERED_CHANGES = 1000;
 
 /**
  * Signed-in callers by credential (the bearer header or session cookie as sent), so a request costs no query to say
  * who it is. An entry goes when anything it holds changes: the database notifies every instance at the commit of any
  * change to a session, a user or a permission (triggers, whatever code made it), and this instance also drops an
- * entry at once when it makes such a change itself. While notifications cannot arrive, nothing is cached.
+ * entry at once when it makes such a change itself. Exactly what changed is dropped: a session's change drops the
+ * principals of that session, a user's or a permission's change those of that user; a sign-in (a new session) drops
+ * nothing. While notifications cannot arrive, nothing is cached.
  */
 export class PrincipalCache<P> {
   private entries = new Map<string, Entry<P>>();
   private byUser = new Map<string, Set<string>>();
+  private bySession = new Map<string, Set<string>>();
   private listening = false;
-  /** Moves on every invalidation: a principal resolved across one is not cached (it may be what was invalidated). */
-  private epoch = 0;
+  /** Counts invalidations: a resolution takes it before it starts (`version`) and hands it to `set`. */
+  private sequence = 0;
+  /** The sequence of the last `clear` (everything invalidated). */
+  private clearedAt = 0;
+  /** The latest invalidations, oldest first. */
+  private changes: { at: number; user?: string; session?: string }[] = [];
   private stop?: () => Promise<void>;
 
   async start(database: Database) {
-    this.stop = await database.listen(PRINCIPALS_CHANNEL, (userId) => this.forgetUser(userId), (on) => {
+    this.stop = await database.listen(PRINCIPALS_CHANNEL, (payload) => {
+      const change = parsePrincipalChange(payload);
+      if ('session' in change) this.forgetSession(change.session);
+      else this.forgetUser(change.user);
+    }, (on) => {
       this.clear();
       this.listening = on;
     });
@@ -48,37 +72,75 @@ export class PrincipalCache<P> {
 
   /** Taken before resolving a principal, handed to `set`. */
   get version() {
-    return this.epoch;
+    return this.sequence;
   }
 
-  set(credential: string, userId: string, expiresAt: Date, principal: P, version: number) {
-    if (!this.listening || version !== this.epoch) return;
+  /**
+   * Caches a principal resolved from `credential` (of user `userId`, session or token `sessionId`), unless something
+   * it holds was invalidated since `version` was taken: then what was read may be what changed.
+   */
+  set(credential: string, owner: { userId: string; sessionId: string }, expiresAt: Date, principal: P, version: number) {
+    if (!this.listening || this.changedSince(version, owner)) return;
     if (this.entries.size >= MAX_ENTRIES) this.forget(this.entries.keys().next().value!);
     this.forget(credential);
-    this.entries.set(credential, { principal, userId, expiresAt: expiresAt.getTime(), cachedAt: Date.now() });
-    let keys = this.byUser.get(userId);
-    if (!keys) this.byUser.set(userId, (keys = new Set()));
-    keys.add(credential);
+    this.entries.set(credential, { principal, ...owner, expiresAt: expiresAt.getTime(), cachedAt: Date.now() });
+    index(this.byUser, owner.userId).add(credential);
+    index(this.bySession, owner.sessionId).add(credential);
   }
 
+  /** Everything of the user (their account, permissions, every session and token). */
   forgetUser(userId: string) {
-    this.epoch++;
-    for (const credential of this.byUser.get(userId) ?? []) this.entries.delete(credential);
-    this.byUser.delete(userId);
+    this.remember({ user: userId });
+    for (const credential of [...(this.byUser.get(userId) ?? [])]) this.forget(credential);
+  }
+
+  /** The principals resolved from one session (or `token:<id>`, one API token). */
+  forgetSession(sessionId: string) {
+    this.remember({ session: sessionId });
+    for (const credential of [...(this.bySession.get(sessionId) ?? [])]) this.forget(credential);
   }
 
   clear() {
-    this.epoch++;
+    this.clearedAt = ++this.sequence;
+    this.changes = [];
     this.entries.clear();
     this.byUser.clear();
+    this.bySession.clear();
+  }
+
+  private remember(change: { user?: string; session?: string }) {
+    this.changes.push({ at: ++this.sequence, ...change });
+    if (this.changes.length > REMEMBERED_CHANGES) this.changes.shift();
+  }
+
+  private changedSince(version: number, owner: { userId: string; sessionId: string }): boolean {
+    if (this.clearedAt > version) return true;
+    // Invalidations older than those remembered may have concerned it.
+    if (this.changes.length && this.changes[0].at > version + 1) return true;
+    for (let i = this.changes.length - 1; i >= 0 && this.changes[i].at > version; i--) {
+      const change = this.changes[i];
+      if (change.user === owner.userId || change.session === owner.sessionId) return true;
+    }
+    return false;
   }
 
   private forget(credential: string) {
     const entry = this.entries.get(credential);
     if (!entry) return;
     this.entries.delete(credential);
-    const keys = this.byUser.get(entry.userId);
-    keys?.delete(credential);
-    if (keys?.size === 0) this.byUser.delete(entry.userId);
+    unindex(this.byUser, entry.userId, credential);
+    unindex(this.bySession, entry.sessionId, credential);
   }
+}
+
+function index(map: Map<string, Set<string>>, key: string): Set<string> {
+  let keys = map.get(key);
+  if (!keys) map.set(key, (keys = new Set()));
+  return keys;
+}
+
+function unindex(map: Map<string, Set<string>>, key: string, credential: string) {
+  const keys = map.get(key);
+  keys?.delete(credential);
+  if (keys?.size === 0) map.delete(key);
 }
