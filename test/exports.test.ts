@@ -60,6 +60,31 @@ test('export streams every row across batches', async () => {
   const bulk = await exportCsv('/api/crm/leads/export?source=event');
   expect(bulk.records).toHaveLength(2500);
   expect(new Set(bulk.records.map((r) => r.id)).size).toBe(2500);
+  // Both orders, by the default sort and by another one, on the range path and the row-by-row one (a nullable sort).
+  const ids = [...bulk.records.map((r) => r.id)];
+  expect((await exportCsv('/api/crm/leads/export?source=event&order=asc')).records.map((r) => r.id)).toEqual(ids.reverse());
+  const byName = await exportCsv('/api/crm/leads/export?source=event&sort=first_name&order=asc');
+  expect(byName.records.map((r) => r.first_name)).toEqual(bulk.records.map((r) => r.first_name).sort());
+});
+
+test('an export while leads are written and deleted holds every row that was there throughout, once', async () => {
+  const { leads } = await import('../src/db/schema/index.js');
+  const stayed = await ctx.database.db.insert(leads).values(Array.from({ length: 4500 }, (_, i) => ({ first_name: `Stay${i}`, last_name: 'Busy', email: `stay${i}@example.com`, source: 'social' as const })))
+    .returning({ id: leads.id });
+  const doomed = await ctx.database.db.insert(leads).values(Array.from({ length: 300 }, (_, i) => ({ first_name: `Doomed${i}`, last_name: 'Busy', source: 'social' as const })))
+    .returning({ id: leads.id });
+  const writes = (async () => {
+    for (let i = 0; i < 40; i++) {
+      await ctx.database.db.insert(leads).values(Array.from({ length: 50 }, (_, j) => ({ first_name: `New${i}-${j}`, last_name: 'Busy', source: 'social' as const })));
+      await ctx.database.execute('delete from leads where id = $1', [doomed[i].id]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  const [csv] = await Promise.all([exportCsv('/api/crm/leads/export?source=social'), writes]);
+  const seen = csv.records.map((r) => r.id);
+  expect(new Set(seen).size).toBe(seen.length);
+  const exported = new Set(seen);
+  expect(stayed.filter((row) => !exported.has(row.id))).toEqual([]);
 });
 
 test('reservations, inventory, inquiries and newsletters export', async () => {
@@ -105,4 +130,31 @@ test('users and activity-logs export (iam); permission is can_read of the module
   expect((await as(ctx, reader).get('/api/crm/leads/export')).statusCode).toBe(200);
   expect((await as(ctx, reader).get('/api/iam/users/export')).statusCode).toBe(403);
   expect((await as(ctx, none).get('/api/crm/leads/export')).statusCode).toBe(401);
+});
+
+test('records formatted by PostgreSQL are byte for byte those of the JavaScript formatter (every text hazard, numbers, nulls)', async () => {
+  const { record } = await import('../src/data/export.js');
+  const hazards = ['=1+2', '+63 917', '-5', '@home', '\tTabbed', '\rReturn', 'comma, inside', 'quote " inside', 'line\nbreak', 'crlf\r\nend',
+    '=danger, "and" quoted', 'plain', 'ünïcödé ✓', "'already quoted", ' leading space'];
+  const ids: string[] = [];
+  for (const [i, text] of hazards.entries()) {
+    ids.push((await make.lead(ctx, { first_name: text, last_name: `Hazard${String(i).padStart(2, '0')}`, notes: i % 2 ? text : null, email: `hazard${i}@example.com` }, staff)).id);
+  }
+  const res = await as(ctx, staff).get('/api/crm/leads/export?q=Hazard&sort=last_name&order=asc');
+  expect(res.statusCode).toBe(200);
+  const expected = [];
+  for (const id of ids) {
+    const lead = (await as(ctx, staff).get(`/api/crm/leads/${id}`)).json();
+    expected.push(record([lead.id, lead.first_name, lead.last_name, lead.email, lead.phone, lead.source, lead.status, lead.interest, lead.notes,
+      lead.assigned_to?.id ?? null, lead.assigned_to?.name ?? null, lead.created_at, lead.updated_at]));
+  }
+  expect(res.body.split('\n')[0]).toBe('id,first_name,last_name,email,phone,source,status,interest,notes,assigned_to_id,assigned_to_name,created_at,updated_at');
+  expect(res.body.slice(res.body.indexOf('\n') + 1)).toBe(expected.join(''));
+
+  // Decimals and booleans too (inventory: price, areas).
+  const project = await make.project(ctx, {}, await createUser(ctx, { cms: 'rw' }));
+  const unit = (await as(ctx, staff).post('/api/crm/inventory', { project_id: project.id, block: 'Z9', lot: '1', price: 1234567.5, floor_area: 80.25, house_model: '=Model, "A"' })).json();
+  const csv = parse((await as(ctx, staff).get('/api/crm/inventory/export')).body) as string[][];
+  const row = Object.fromEntries(csv[0].map((h, i) => [h, csv.find((r) => r[0] === unit.id)![i]]));
+  expect(row).toMatchObject({ price: '1234567.5', floor_area: '80.25', lot_area: '', house_model: "'=Model, \"A\"" });
 });

@@ -6,6 +6,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const SLOWEST = [
   'test/crm-campaign-crash.test.ts',
+  'test/two-instances.test.ts',
   'test/e2e/console.test.ts',
   'test/retention.test.ts',
   'test/config.test.ts',

@@ -55,7 +55,7 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
   request.principalPromise ??= (async () => {
     const credential = credentialOf(request);
     if (!credential) return null;
-    const cached = app.principals.get(credential);
+    const cached = await app.principals.current(credential);
     if (cached) {
       if (cached.apiToken) app.tokenUse.touch(cached.apiToken.id, clock.now());
       return cached;

@@ -1,4 +1,4 @@
-import type { Database } from '../db/client.js';
+import type { Database, Listener } from '../db/client.js';
 
 /** The channel the database triggers notify (migration 0005): the payload is the id of a user whose principal changed. */
 export const PRINCIPALS_CHANNEL = 'pms_principals';
@@ -40,10 +40,13 @@ export class PrincipalCache<P> {
   private clearedAt = 0;
   /** The latest invalidations, oldest first. */
   private changes: { at: number; user?: string; session?: string }[] = [];
-  private stop?: () => Promise<void>;
+  private listener?: Listener;
+  /** The round trip on the LISTEN connection in flight, and the one queued after it (see `heard`). */
+  private syncing?: Promise<boolean>;
+  private queued?: Promise<boolean>;
 
   async start(database: Database) {
-    this.stop = await database.listen(PRINCIPALS_CHANNEL, (payload) => {
+    this.listener = await database.listen(PRINCIPALS_CHANNEL, (payload) => {
       const change = parsePrincipalChange(payload);
       if ('session' in change) this.forgetSession(change.session);
       else this.forgetUser(change.user);
@@ -54,7 +57,7 @@ export class PrincipalCache<P> {
   }
 
   async close() {
-    await this.stop?.();
+    await this.listener?.stop();
     this.listening = false;
     this.clear();
   }
@@ -68,6 +71,37 @@ export class PrincipalCache<P> {
       return undefined;
     }
     return entry.principal;
+  }
+
+  /**
+   * The cached principal of `credential`, once every invalidation committed before this call has been heard: a change
+   * made through another instance (its NOTIFY arrives a moment after its commit) holds here from the very next request.
+   */
+  async current(credential: string): Promise<P | undefined> {
+    if (!this.get(credential) || !(await this.heard())) return undefined;
+    return this.get(credential);
+  }
+
+  /**
+   * Resolves once every notification committed before the call has been handled (false: that cannot be known). One
+   * round trip on the LISTEN connection serves every request waiting at the same time; one already in flight may have
+   * left before the caller's change committed, so a caller arriving then waits for the next.
+   */
+  private heard(): Promise<boolean> {
+    const listener = this.listener;
+    if (!listener) return Promise.resolve(false);
+    const run = (): Promise<boolean> => {
+      const round: Promise<boolean> = listener.sync().catch(() => false).finally(() => {
+        if (this.syncing === round) this.syncing = undefined;
+      });
+      this.syncing = round;
+      return round;
+    };
+    if (!this.syncing) return run();
+    return (this.queued ??= this.syncing.then(() => {
+      this.queued = undefined;
+      return run();
+    }));
   }
 
   /** Taken before resolving a principal, handed to `set`. */

@@ -1,4 +1,5 @@
 import type { PgColumn } from 'drizzle-orm/pg-core';
+import { parseTimestamp } from '../db/timestamps.js';
 import { covers, type LoggedChange, netChange, type Snapshot, visibleIn, weightOf } from './changes.js';
 import { keyOf, type Predicate } from './filters.js';
 
@@ -10,7 +11,8 @@ const MAX_WALKS = 2000;
 
 /** How a sort column's values compare in memory exactly as PostgreSQL orders them; undefined: they cannot (text collations). */
 function comparable(column: PgColumn): ((value: unknown) => number) | undefined {
-  if (/Timestamp|Date/.test(column.columnType)) return (value) => (typeof value === 'string' ? Date.parse(value) : Number.NaN);
+  // Sort values are PostgreSQL's JSON text of the timestamp (`to_jsonb`), read exactly in every year (src/db/timestamps.ts).
+  if (/Timestamp|Date/.test(column.columnType)) return (value) => (typeof value === 'string' ? parseTimestamp(value).getTime() : Number.NaN);
   if (/Integer|Numeric|Real|Double|BigInt|Serial/.test(column.columnType)) return (value) => Number(value);
   return undefined;
 }

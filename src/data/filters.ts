@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { and, arrayContains, arrayOverlaps, eq, getTableColumns, gte, ilike, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { parseTimestamp } from '../db/timestamps.js';
 
 /**
  * A condition on a resource's rows, twice: as SQL for the database, and as a test of one row in memory (by the
@@ -31,7 +32,8 @@ export function keyOf(column: PgColumn): string {
 }
 
 const valueIn = (row: Record<string, unknown>, column: PgColumn) => row[keyOf(column)];
-const timeOf = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN);
+/** An instant as a row holds it: a Date, or text as the change log's JSON has it (PostgreSQL's, in any session zone). */
+const timeOf = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'string' ? parseTimestamp(value).getTime() : Number.NaN);
 /** UUIDs compare case-insensitively in PostgreSQL. */
 const same = (column: PgColumn, a: unknown, b: unknown) =>
   column.columnType === 'PgUUID' && typeof a === 'string' && typeof b === 'string' ? a.toLowerCase() === b.toLowerCase() : a === b;

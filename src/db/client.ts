@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, types } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { Logger as DrizzleLogger } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
@@ -11,6 +11,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import * as schema from './schema/index.js';
+import { parseTimestamp } from './timestamps.js';
 
 export type Schema = typeof schema;
 /** The drizzle database, whichever driver is underneath (both speak the same PostgreSQL). */
@@ -44,9 +45,18 @@ export type Database = {
   /**
    * Calls `handler` with the payload of every NOTIFY on `channel` (from any process on the database). `listening`
    * says whether notifications arrive: false when the connection is lost (any may be missed from then on), true once
-   * it is back. The returned function stops.
+   * it is back. The answer stops listening, or syncs (see Listener).
    */
-  listen(channel: string, handler: (payload: string) => void, listening: (on: boolean) => void): Promise<() => Promise<void>>;
+  listen(channel: string, handler: (payload: string) => void, listening: (on: boolean) => void): Promise<Listener>;
+};
+
+export type Listener = {
+  stop: () => Promise<void>;
+  /**
+   * Resolves true once every notification committed before the call has been handed to the handler (a NOTIFY
+   * reaches another process a moment after its commit: this waits for it), false when that cannot be known.
+   */
+  sync: () => Promise<boolean>;
 };
 
 const MIGRATIONS = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -83,12 +93,38 @@ export type DatabaseOptions = {
   loadDataDir?: Blob | File;
 };
 
+/**
+ * Every session prints timestamps in UTC and ISO style, whatever the server's or the database's defaults: the text
+ * then always parses (src/db/timestamps.ts), and change-log JSON (`to_jsonb`) and sort keys compare as instants. In
+ * another zone, years before standard time print with a local-mean-time offset (`0001-12-31 08:03:52-15:56:08 BC` for
+ * year 1 in Asia/Manila) that JavaScript cannot read.
+ */
+const SESSION = ['TimeZone=UTC', 'DateStyle=ISO'];
+
+/**
+ * The pool's connection settings: SESSION as startup options (the session's defaults: `RESET ALL` keeps them, and they
+ * outrank per-database and per-role settings), after any `options` the URL carries, which pg would otherwise prefer.
+ */
+function utcSession(url: string): pg.PoolConfig {
+  const options = SESSION.map((setting) => `-c ${setting}`).join(' ');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url, options };
+  }
+  const own = parsed.searchParams.get('options');
+  if (!own) return { connectionString: url, options };
+  parsed.searchParams.set('options', `${own} ${options}`);
+  return { connectionString: parsed.toString() };
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const queryObservers = new Set<(sql: string) => void>();
   const logger: DrizzleLogger = { logQuery: (query) => queryObservers.forEach((observe) => observe(query)) };
 
   if (options.url) {
-    const pool = new pg.Pool({ connectionString: options.url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+    const pool = new pg.Pool({ ...utcSession(options.url), max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
     // An idle client losing its server must not crash the process; health reports it instead.
     pool.on('error', (err) => database.onError?.(err));
     const db = drizzlePg(pool, { schema, logger }) as unknown as Db;
@@ -120,7 +156,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir, { extensions: { pg_trgm }, ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) });
+  const client = await PGlite.create(dataDir, {
+    extensions: { pg_trgm },
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    // The session's settings as the server's connections get them (see SESSION), and timestamps read exactly by raw
+    // queries too (PGlite's own parser is `new Date(text)`: year 1 would read as 2001).
+    startParams: [...PGlite.defaultStartParams, ...SESSION.flatMap((setting) => ['-c', setting])],
+    parsers: { [types.TIMESTAMPTZ]: parseTimestamp, [types.TIMESTAMP]: parseTimestamp },
+  });
+  // And set in the session itself, which outranks any default the data directory could carry (postgresql.conf, ALTER DATABASE).
+  await client.exec(SESSION.map((setting) => `SET ${setting.replace('=', " TO '")}'`).join('; '));
   const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   // Without parameters a text may hold several statements (pg-boss's migrations): PGlite runs those with exec.
   const execute = async (text: string, values?: unknown[]) => {
@@ -144,8 +189,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     listen: async (channel, handler, listening) => {
       const stop = await client.listen(channel, handler);
       listening(true);
-      return async () => {
-        if (!client.closed) await stop();
+      return {
+        stop: async () => {
+          if (!client.closed) await stop();
+        },
+        // One connection: a notification is handled while the statement that committed it is answered.
+        sync: async () => !client.closed,
       };
     },
   };
@@ -187,9 +236,17 @@ async function listenOnServer(url: string, channel: string, handler: (payload: s
     listening(true);
   };
   await connect(100);
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    await client?.end().catch(() => undefined);
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    },
+    // A round trip on the LISTEN connection: the server sends the notifications committed before it, then the answer.
+    sync: async () => {
+      const current = client;
+      if (!current) return false;
+      return current.query('select 1').then(() => client === current, () => false);
+    },
   };
 }

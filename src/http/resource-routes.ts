@@ -2,7 +2,7 @@ import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { App } from '../app.js';
 import type { Actor } from '../data/actor.js';
-import { exportColumns, exportRows } from '../data/export.js';
+import { exportColumns, exportCsv } from '../data/export.js';
 import { findOne, type ListQuery } from '../data/list.js';
 import { audited, createAudited, type Patch, type Work } from '../data/mutations.js';
 import type { Resource, RowOf } from '../data/resource.js';
@@ -137,7 +137,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
           ...errorResponses,
         },
       },
-    }, async (request, reply) => sendCsv(reply, filename, headers, exportRows(db, resource, columns, validated<TObject>(request.query))));
+    }, async (request, reply) => sendCsv(reply, filename, headers, exportCsv(db, resource, columns, validated<TObject>(request.query))));
   }
 
   if (routes.detail !== false && resource.name !== activityLogResource.name) {

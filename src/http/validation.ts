@@ -12,6 +12,9 @@ const base: Options = {
   keywords: ['example'],
 };
 
+/** The first and last instants of years 1–9999 (UTC), to the millisecond the service keeps. */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/i;
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -21,6 +24,12 @@ function isDay(year: number, month: number, day: number): boolean {
   const date = new Date(Date.UTC(2000, month - 1, day)); // a leap year: 29 February exists
   date.setUTCFullYear(year);
   return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** A date-time written in years 1–9999 that names a real instant (no leap second, no 31 April, an offset that exists). */
+function isWrittenInstant(text: string): boolean {
+  const m = INSTANT.exec(text);
+  return !!m && isDay(+m[1], +m[2], +m[3]) && +m[4] <= 23 && +m[5] <= 59 && +m[6] <= 59 && (m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59)) && Number.isFinite(Date.parse(text));
 }
 
 /**
@@ -35,16 +44,22 @@ const ADDRESS = /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-
 
 const formats = {
   email: (text: string) => ADDRESS.test(text),
+  /** An instant a value can hold: its UTC time is in years 1–9999 too (`0001-01-01T00:00:00+01:00` is in year 0). */
   'date-time': (text: string) => {
-    const m = INSTANT.exec(text);
-    return !!m && isDay(+m[1], +m[2], +m[3]) && +m[4] <= 23 && +m[5] <= 59 && +m[6] <= 59 && (m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59)) && Number.isFinite(Date.parse(text));
+    if (!isWrittenInstant(text)) return false;
+    const time = Date.parse(text);
+    return time >= FIRST_INSTANT && time <= LAST_INSTANT;
   },
   date: (text: string) => {
     const m = DAY.exec(text);
     return !!m && isDay(+m[1], +m[2], +m[3]);
   },
-  /** A range bound: a whole day or an instant. */
-  'day-or-instant': (text: string) => formats.date(text) || formats['date-time'](text),
+  /**
+   * A range bound: a whole day or an instant. A bound need only be written in years 1–9999: one whose UTC time falls
+   * just outside (`9999-12-31T23:59:59-05:00`) bounds nothing more, and the filter takes it as the first or last
+   * instant (src/data/filters.ts).
+   */
+  'day-or-instant': (text: string) => formats.date(text) || isWrittenInstant(text),
 };
 
 function build(options: Options) {

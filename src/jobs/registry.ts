@@ -26,6 +26,27 @@ export type JobDefinition<D extends object = object> = {
 export const defineJob = <D extends object = object>(name: string, handler: JobDefinition<D>['handler'], options: Omit<JobDefinition<D>, 'name' | 'handler'> = {}): JobDefinition<D> =>
   ({ name, handler, ...options });
 
+/** deadlock_detected, unique_violation: how PostgreSQL ends the loser of two concurrent first installs (see `raced`). */
+const INSTALL_RACES = new Set(['40P01', '23505']);
+
+/**
+ * Runs `attempt` again (up to 5 times) when it lost a race with another instance starting at once on a new database.
+ * pg-boss's first install is serialised by an advisory lock, but the instance that waited for it can still fail: it
+ * looked for the schema before taking the lock, and its session's catalog cache still says it is missing (a unique
+ * violation in `pg_namespace`). Creating a queue inserts its row, then attaches its partition with a foreign key to
+ * the queue table: two instances creating queues at once can deadlock. Tried again, each finds the work done.
+ */
+async function raced<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!INSTALL_RACES.has((err as { code?: string }).code ?? '') || tries >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 * tries));
+    }
+  }
+}
+
 /**
  * The job queue: pg-boss on the service's own database (PostgreSQL or PGlite, through our executor), so jobs
  * are durable and several instances share them. Started and stopped by the app; `send` before start (or with
@@ -43,19 +64,23 @@ export class Jobs {
 
   async start(services: Omit<Services, 'jobs'>) {
     const { database } = services;
-    const boss = new PgBoss({
-      db: { executeSql: (text: string, values: unknown[]) => database.execute(text, values) },
-      schema: 'pgboss',
-      // PGlite is one connection: poll gently. PostgreSQL can afford the default cadence.
-      ...(database.kind === 'pglite' ? { monitorStateIntervalSeconds: 60, maintenanceIntervalSeconds: 120 } : {}),
-    } as PgBoss.ConstructorOptions);
-    boss.on('error', (err) => this.log.error({ err }, 'job queue error'));
-    await boss.start();
+    // A pg-boss whose start failed cannot start again: each attempt has a fresh one (nothing runs before start succeeds).
+    const boss = await raced(async () => {
+      const attempt = new PgBoss({
+        db: { executeSql: (text: string, values: unknown[]) => database.execute(text, values) },
+        schema: 'pgboss',
+        // PGlite is one connection: poll gently. PostgreSQL can afford the default cadence.
+        ...(database.kind === 'pglite' ? { monitorStateIntervalSeconds: 60, maintenanceIntervalSeconds: 120 } : {}),
+      } as PgBoss.ConstructorOptions);
+      attempt.on('error', (err) => this.log.error({ err }, 'job queue error'));
+      await attempt.start();
+      return attempt;
+    });
     this.boss = boss;
     const all: Services = { ...services, jobs: this };
     this.services = all;
     for (const job of this.definitions) {
-      await boss.createQueue(job.name);
+      await raced(() => boss.createQueue(job.name));
       await boss.work<object>(job.name, { pollingIntervalSeconds: 1, includeMetadata: true }, async (batch) => {
         for (const { data, retryCount, retryLimit } of batch) {
           try {

@@ -188,10 +188,16 @@ export async function ensureFirstAdmin(database: Database, config: Config, log: 
   if (problem) throw new Error(`ADMIN_PASSWORD ${problem}`);
   const passwordHash = await bcryptHasher(config.bcryptCost).hash(password);
   const id = uuidv7();
-  await audited(database.db, userActor(id), async (work) => {
+  const created = await audited(database.db, userActor(id), async (work) => {
+    // Several instances starting at once on an empty database: one creates the administrator, the others see it.
+    await work.tx.execute(sql`select pg_advisory_xact_lock(hashtext('first-admin'))`);
+    const [{ count: now }] = await work.tx.select({ count: sql<number>`count(*)::int` }).from(users);
+    if (Number(now) > 0) return false;
     await createUser(work, { email: config.adminEmail, name: 'Administrator', emailVerified: true }, passwordHash, id);
     await work.tx.insert(moduleAccess).values(MODULES.map((module) => ({ user_id: id, module, can_read: true, can_write: true, can_delete: true })));
+    return true;
   });
+  if (!created) return;
   if (config.adminPassword) log.info({ email: config.adminEmail }, 'first administrator created with ADMIN_PASSWORD');
   else log.warn(`first administrator created: ${config.adminEmail} with generated password ${password} (shown once; change it after signing in)`);
 }
