@@ -27,6 +27,7 @@ import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
 import { loadUnsubscribeSecret } from './modules/crm/unsubscribe-token.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
+import { preferenceRoutes } from './modules/crm/tasks.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(cronRoutes);
   await app.register(authRoutes);
   await app.register(accountTokenRoutes);
+  await app.register(preferenceRoutes);
   await app.register(cmsModule);
   await app.register(uploadRoutes);
   await app.register(crmModule);

@@ -30,6 +30,8 @@ export type Config = {
   bcryptCost: number;
   sessionTtlHours: number;
   activityLogRetentionDays: number;
+  /** Deleted cms and crm records stay restorable (in the trash) this many days, then a daily job purges them. */
+  trashRetentionDays: number;
   uploadDir: string;
   uploadMaxBytes: number;
   /** Images with more pixels than this are refused (decompression bombs). */
@@ -57,6 +59,10 @@ export type Config = {
   webhookAllowPrivate: boolean;
   /** Delivered and failed webhook deliveries older than this many days are purged daily. */
   webhookDeliveryRetentionDays: number;
+  /** The time zone of follow-ups' "today" and of the morning e-mail (an IANA name). */
+  taskTimeZone: string;
+  /** The local hour (0–23, in `taskTimeZone`) the morning e-mail of follow-ups goes out. */
+  taskDigestHour: number;
 };
 
 export type S3Config = {
@@ -177,6 +183,16 @@ function secretToken(env: Env, name: string): string | undefined {
   return secret;
 }
 
+/** An IANA time zone name the runtime knows (`Asia/Manila`, `UTC`). */
+function timeZone(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim() || fallback;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: raw }).resolvedOptions().timeZone;
+  } catch {
+    throw new ConfigError(`${name} must be an IANA time zone such as Asia/Manila or UTC, got "${raw}"`);
+  }
+}
+
 const LOG_FORMATS = ['json', 'pretty'] as const;
 
 /** LOG_FORMAT when set; otherwise pretty only when stdout is a terminal (piped, in containers and in tests: JSON). */
@@ -254,6 +270,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 16),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 168, 1, 24 * 366),
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),
+    trashRetentionDays: integer(env, 'TRASH_RETENTION_DAYS', 30, 1, 36500),
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
     uploadMaxPixels: integer(env, 'UPLOAD_MAX_PIXELS', 100_000_000, 1, 2 ** 31),
@@ -270,5 +287,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 36500),
+    taskTimeZone: timeZone(env, 'TASK_TIME_ZONE', 'Asia/Manila'),
+    taskDigestHour: integer(env, 'TASK_DIGEST_HOUR', 8, 0, 23),
   };
 }

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, apiTokens } from '../src/db/schema/index.js';
-import { as, createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, PATIENCE_MS, type TestContext } from './helpers.js';
 
 // Issue 14 §1: API tokens for integrations.
 
@@ -92,7 +92,7 @@ describe('using a token', () => {
   test('records when it was last used', async () => {
     const { id, token } = await createToken();
     expect((await as(ctx, token).get('/api/crm/leads')).statusCode).toBe(200);
-    await expect.poll(async () => (await ctx.database.db.select().from(apiTokens).where(eq(apiTokens.id, id)))[0].last_used_at).not.toBeNull();
+    await expect.poll(async () => (await ctx.database.db.select().from(apiTokens).where(eq(apiTokens.id, id)))[0].last_used_at, { timeout: PATIENCE_MS }).not.toBeNull();
   });
 
   test('a wrong, malformed or made-up token is a 401', async () => {
@@ -132,7 +132,7 @@ describe('using a token', () => {
     expect((await as(ctx, token).get('/api/crm/leads')).statusCode).toBe(200);
     // Changed behind the API's back: every instance hears of it from the database (NOTIFY at commit), within moments.
     await ctx.database.db.update(apiTokens).set({ expires_at: new Date(Date.now() - 1000) }).where(eq(apiTokens.id, id));
-    await expect.poll(async () => (await as(ctx, token).get('/api/crm/leads')).statusCode).toBe(401);
+    await expect.poll(async () => (await as(ctx, token).get('/api/crm/leads')).statusCode, { timeout: PATIENCE_MS }).toBe(401);
   });
 
   test('a right the creator loses, the token loses; a deleted creator\'s tokens stop working', async () => {

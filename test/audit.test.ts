@@ -176,7 +176,7 @@ describe('activity log endpoints', () => {
     expect(body.data[0]).toEqual({
       id: ids.third, user: { id: other.id, name: 'Log Reader', email: 'log.reader@example.com' }, action: 'create', module: 'iam',
       resource: 'things', resource_id: '0190a0a0-0000-7000-8000-00000000000a', changes: { before: {}, after: { key: 'third' } },
-      ip_address: '10.0.0.1', user_agent: 'fixture', created_at: '2025-03-03T00:00:00.000Z',
+      ip_address: '10.0.0.1', user_agent: 'fixture', created_at: '2025-03-03T00:00:00.000Z', restored_from: null,
     });
     const detail = await as(own, other).get(`/api/iam/activity-logs/${ids.second}`);
     expect(detail.statusCode).toBe(200);

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { verifications } from '../src/db/schema/index.js';
-import { as, createTestApp, createUser, eventually, login, none, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, eventually, login, none, PATIENCE_MS, type TestContext } from './helpers.js';
 import { outboxReader, parseMail, resetTokenOf } from './mail.js';
 
 const NEW_PASSWORD = 'Reset-Passw0rd!';
@@ -290,7 +290,7 @@ describe('when mail delivery fails', () => {
       // The server has the message and keeps the client waiting for its answer to DATA...
       await eventually(() => smtp.messages.find((m) => m.to.includes(user.email)), 'the stalled message');
       // ...yet forgot-password has answered (or answers without the server's reply: it is never given before close).
-      const res = await Promise.race([answer, new Promise<'stalled'>((resolve) => setTimeout(() => resolve('stalled'), 15_000))]);
+      const res = await Promise.race([answer, new Promise<'stalled'>((resolve) => setTimeout(() => resolve('stalled'), PATIENCE_MS))]);
       expect(res, 'forgot-password waited for the SMTP server').not.toBe('stalled');
       if (res === 'stalled') return;
       expect(res.statusCode).toBe(200);

@@ -118,7 +118,7 @@ describe('module access endpoints', () => {
     const created = await as(ctx, admin).post('/api/iam/module-access', { user_id: user.id, module: 'crm', can_write: true });
     expect(created.statusCode).toBe(201);
     expect((await as(ctx, admin).get(`/api/iam/module-access/${user.id}`)).json()).toEqual({
-      data: [{ id: created.json().id, module: 'crm', can_read: false, can_write: true, can_delete: false }],
+      data: [{ id: created.json().id, module: 'crm', can_read: false, can_write: true, can_delete: false, scope: 'all' }],
     });
     const dup = await as(ctx, admin).post('/api/iam/module-access', { user_id: user.id, module: 'crm', can_read: true });
     expect(dup.statusCode).toBe(409);

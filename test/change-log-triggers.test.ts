@@ -1,7 +1,7 @@
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { as, createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 
 // Issue 21: the change log is written by the database. Rows written on a separate connection with plain SQL (no service
 // code at all) must show in the next list page, its exact total, a kept page, the crm stats and a record's detail.
@@ -143,12 +143,11 @@ describe('regression: an API token\'s last use (written outside the audited path
     expect(used.statusCode).toBe(200);
     // The last use is written without holding up the request: wait for the row, then the list must show it.
     let written: string | null = null;
-    for (let i = 0; i < 200 && !written; i++) {
+    await waitFor(async () => {
       const { rows } = await sql.query('select last_used_at from api_tokens where id = $1', [id]);
       written = rows[0].last_used_at ? new Date(rows[0].last_used_at).toISOString() : null;
-      if (!written) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(written).not.toBeNull();
+      return written !== null;
+    }, PATIENCE_MS, 'the last use to be written');
     expect((await tokens()).last_used_at).toBe(written);
   });
 });

@@ -324,7 +324,8 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
     await database.close();
   }
   expect(readFileSync(join(dataDir, 'auth-secret'), 'utf8')).toBe(secret);
-});
+  // Three starts of the service, each migrating or opening its database: a guard against a hang, not a speed check.
+}, 240_000);
 
 test('a .env file in the working directory is read by the real start-up', async () => {
   const cwd = tempDir();

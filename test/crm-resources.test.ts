@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, inventoryUnits, projects } from '../src/db/schema/index.js';
 import { inventoryCode } from '../src/modules/crm/inventory.js';
 import { signUnsubscribeToken, verifyUnsubscribeToken } from '../src/modules/crm/unsubscribe-token.js';
-import { as, createTestApp, createUser, none, type TestContext, waitFor } from './helpers.js';
+import { as, createTestApp, createUser, none, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;
@@ -231,7 +231,7 @@ describe('inquiries', () => {
       expect((await as(ctx, staff).patch(`/api/crm/inquiries/${id}`, { status: 'read' })).statusCode).toBe(200);
       expect((await as(ctx, staff).patch(`/api/crm/inquiries/${id}`, { response: 'Yes, Saturday <b>works</b>.' })).statusCode).toBe(200);
       expect((await as(ctx, staff).get(`/api/crm/inquiries/${id}`)).json()).toMatchObject({ status: 'responded', response: 'Yes, Saturday <b>works</b>.', responded_by: { id: staff.id, name: 'Sam Staff' } });
-      await waitFor(() => sent.length > 0, 5_000, 'the response mail');
+      await waitFor(() => sent.length > 0, PATIENCE_MS, 'the response mail');
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatchObject({ to: 'ivy@example.com', subject: 'Re: Site visit' });
       expect(sent[0].html).toContain('&lt;b&gt;works');

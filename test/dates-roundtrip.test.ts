@@ -55,6 +55,8 @@ type Recipe = {
   lists?: string[];
   /** A create: the rest of a valid body. */
   body?: () => Promise<Body>;
+  /** A create under a record (`/leads/{id}/activities`): the path to post to. */
+  path?: () => Promise<string>;
   /**
    * An update (PATCH or an action on `{id}`): a record to apply it to; `previous` is a value the field may hold
    * beforehand (the other extreme), and the answer is the value the log should show as `before` (undefined: none).
@@ -93,6 +95,28 @@ const RECIPES: Record<string, Recipe> = {
     fields: ['reservation_date'], base: '/api/crm/reservations',
     target: async (field, previous) => {
       const res = await api().post('/api/crm/reservations', { ...(await reservationBody()), [field]: previous });
+      expect(res.statusCode, res.body).toBe(201);
+      return { id: res.json().id, before: previous };
+    },
+  },
+  // A lead's activity (issue 23), written by its author (the admin here, who may then edit it).
+  'POST /api/crm/leads/{id}/activities': {
+    fields: ['occurred_at'], base: '/api/crm/activities', body: async () => ({ kind: 'call', outcome: 'answered', body: 'Called' }),
+    path: async () => `/api/crm/leads/${(await make.lead(ctx)).id}/activities`,
+  },
+  'PATCH /api/crm/activities/{id}': {
+    fields: ['occurred_at'], base: '/api/crm/activities',
+    target: async (field, previous) => {
+      const res = await api().post(`/api/crm/leads/${(await make.lead(ctx)).id}/activities`, { kind: 'note', body: 'Noted', [field]: previous });
+      expect(res.statusCode, res.body).toBe(201);
+      return { id: res.json().id, before: previous };
+    },
+  },
+  'POST /api/crm/tasks': { fields: ['due_at'], base: '/api/crm/tasks', body: async () => ({ title: `Call back ${unique()}` }) },
+  'PATCH /api/crm/tasks/{id}': {
+    fields: ['due_at'], base: '/api/crm/tasks',
+    target: async (field, previous) => {
+      const res = await api().post('/api/crm/tasks', { title: `Follow up ${unique()}`, [field]: previous });
       expect(res.statusCode, res.body).toBe(201);
       return { id: res.json().id, before: previous };
     },
@@ -270,7 +294,7 @@ const covered = new Set<string>();
 async function send(operation: string, recipe: Recipe, field: string, sent: string, previous: string): Promise<{ res: Reply; id?: string; before: unknown }> {
   const [method, path] = operation.split(' ') as ['POST' | 'PATCH', string];
   if (recipe.body) {
-    const res = await api().request(method, path, { ...(await recipe.body()), [field]: sent });
+    const res = await api().request(method, recipe.path ? await recipe.path() : path, { ...(await recipe.body()), [field]: sent });
     return { res, id: res.statusCode === 201 ? res.json().id : undefined, before: undefined };
   }
   const { id, before } = await recipe.target!(field, previous);

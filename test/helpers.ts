@@ -209,6 +209,12 @@ export async function resolvedOpenapi(ctx: { app: App }): Promise<any> {
 
 /** How often waits look again: they end about as soon as their condition holds. */
 export const POLL_MS = 10;
+/**
+ * How long a test waits for something that must happen (a mail, a job, a notification from another instance): only a
+ * guard that turns a hang into a failure, far above what it takes on a busy machine, never a measure of speed. Waits
+ * end as soon as their condition holds.
+ */
+export const PATIENCE_MS = 30_000;
 
 /** Resolves once `condition` holds; checks every POLL_MS, fails after `timeoutMs`. */
 export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition') {
@@ -216,7 +222,7 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
 }
 
 /** The first value `find` returns other than undefined; looks every POLL_MS, fails after `timeoutMs`. */
-export async function eventually<T>(find: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(find: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = PATIENCE_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = await find();

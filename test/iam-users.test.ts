@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { activityLogs, users } from '../src/db/schema/index.js';
 import { ensureFirstAdmin } from '../src/modules/iam/users.js';
-import { as, createTestApp, createTestDatabase, createUser, eventually, login, none, testConfig, type TestContext } from './helpers.js';
+import { as, createTestApp, createTestDatabase, createUser, eventually, login, none, PATIENCE_MS, testConfig, type TestContext } from './helpers.js';
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;
@@ -26,7 +26,7 @@ async function createViaApi(fields: Record<string, unknown> = {}) {
   return { id: res.json().id as string, email: email.toLowerCase() };
 }
 
-async function outboxMailTo(address: string, timeoutMs = 5000): Promise<string> {
+async function outboxMailTo(address: string, timeoutMs = PATIENCE_MS): Promise<string> {
   const dir = join(ctx.config.dataDir, 'outbox');
   return eventually(() => {
     const files = (() => { try { return readdirSync(dir); } catch { return []; } })().filter((f) => f.endsWith('.eml'));

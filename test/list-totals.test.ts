@@ -12,7 +12,8 @@ let staff: Awaited<ReturnType<typeof createUser>>;
 const COUNT = /count\(\*\)/i;
 
 beforeAll(async () => {
-  ctx = await createTestApp();
+  // Pages are never kept here (test/page-cache.test.ts covers that): these tests count the statements a page reads.
+  ctx = await createTestApp({ SLOW_PAGE_MS: '60000' });
   staff = await createUser(ctx, { crm: 'rwd', iam: 'r' });
 });
 afterAll(() => ctx.close());

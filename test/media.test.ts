@@ -244,8 +244,13 @@ describe.each(kinds)('images and storage (%s)', (kind) => {
     expect((await as(ctx, editor.token).delete('/api/uploads/not-a-name')).statusCode).toBe(400);
     expect((await as(ctx, editor.token).delete(`/api/uploads/${'0'.repeat(32)}.jpg`)).statusCode).toBe(404);
 
-    // Once the project no longer names it, it may go: original and variants.
+    // A deleted project in the trash keeps its files while it can be restored; once purged, nothing names the file and
+    // it may go: original and variants.
     expect((await as(ctx, editor.token).delete(`/api/cms/projects/${projectId}`)).statusCode).toBe(200);
+    const held = await as(ctx, editor.token).delete(`/api/uploads/${photo.name}`);
+    expect(held.statusCode).toBe(409);
+    expect(held.json().message).toBe(`The file is still used by the deleted "Media Heights ${kind}" in the trash (restorable until it is purged); remove those references first`);
+    await ctx.database.db.execute(sql`delete from trash`);
     const gone = await as(ctx, editor.token).delete(`/api/uploads/${photo.name}`);
     expect(gone.statusCode, gone.body).toBe(200);
     for (const path of [photo.path, ...photo.variants.map((v) => v.path)]) {

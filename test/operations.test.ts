@@ -8,7 +8,7 @@ import { buildApp, loggerOptions } from '../src/app.js';
 import { activityLogRetention } from '../src/audit/retention.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
-import { as, createTestApp, createTestDatabase, createUser, none, redisUrl, resolvedOpenapi, serverUrl, testConfig, type TestContext, waitFor } from './helpers.js';
+import { as, createTestApp, createTestDatabase, createUser, none, redisUrl, resolvedOpenapi, serverUrl, PATIENCE_MS, testConfig, type TestContext, waitFor } from './helpers.js';
 import { make } from './factories.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef-0123456789';
@@ -86,7 +86,7 @@ describe('logs', () => {
     try {
       app.log.info({ user: { password: 'hunter2-secret' }, reset: { token: 'reset-token-secret' } }, 'hello operations');
       await app.inject({ method: 'GET', url: '/api/health/live?token=query-secret', headers: { authorization: 'Bearer header-secret' } });
-      await waitFor(() => text.includes('request completed'), 5_000, 'the request lines');
+      await waitFor(() => text.includes('request completed'), PATIENCE_MS, 'the request lines');
     } finally {
       await app.close();
       await database.close();
@@ -192,7 +192,7 @@ describe('metrics', () => {
     const sent = value(await scrape(on), 'mail_sent_total') ?? 0;
     expect((await as(on, none).post('/api/auth/forgot-password', { email: user.email })).statusCode).toBe(200);
     let text = '';
-    await waitFor(async () => value((text = await scrape(on)), 'mail_sent_total') === sent + 1, 10_000, 'mail_sent_total to move');
+    await waitFor(async () => value((text = await scrape(on)), 'mail_sent_total') === sent + 1, PATIENCE_MS, 'mail_sent_total to move');
     expect(value(text, 'mail_failed_total')).toBe(0);
     const depth = samples(text, 'job_queue_depth');
     expect(depth.map((s) => s.labels.queue)).toEqual(expect.arrayContaining(['activity-logs-retention', 'change-log-prune', 'campaign-delivery']));
@@ -206,7 +206,7 @@ describe('metrics', () => {
       const user = await createUser(failing, {});
       expect((await as(failing, none).post('/api/auth/forgot-password', { email: user.email })).statusCode).toBe(200);
       let text = '';
-      await waitFor(async () => value((text = await scrape(failing)), 'mail_failed_total') === 1, 15_000, 'mail_failed_total to move');
+      await waitFor(async () => value((text = await scrape(failing)), 'mail_failed_total') === 1, PATIENCE_MS, 'mail_failed_total to move');
       expect(value(text, 'mail_sent_total')).toBe(0);
       // The queue is off in this app: no queue samples rather than stale or made-up ones.
       expect(samples(text, 'job_queue_depth')).toEqual([]);

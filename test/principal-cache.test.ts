@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { moduleAccess, sessions, verifications } from '../src/db/schema/index.js';
 import { PrincipalCache } from '../src/auth/principals.js';
-import { as, countQueries, createTestApp, createUser, login, none, type TestContext, waitFor } from './helpers.js';
+import { as, countQueries, createTestApp, createUser, login, none, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 
 // Issue 11: who the caller is comes from a cache on the hot path, and every change to a session, a user or a
 // permission takes effect on the next request — on the instance that made it and, through the database's
@@ -27,7 +27,7 @@ const leads = (ctx: TestContext, token: string) => as(ctx, token).get('/api/crm/
 const SESSION_QUERY = /"sessions"/;
 
 /** The notification is delivered at commit; another instance hears it a moment later. */
-const soon = (check: () => Promise<boolean>, what: string) => waitFor(check, 5000, what);
+const soon = (check: () => Promise<boolean>, what: string) => waitFor(check, PATIENCE_MS, what);
 
 describe('the hot path', () => {
   test('a signed-in request after the first reads no session, user or permission row', async () => {

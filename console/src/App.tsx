@@ -14,6 +14,9 @@ const Dashboard = screen(lazy(() => import('./dashboard/Dashboard')));
 const Account = screen(lazy(() => import('./account/AccountPage')));
 const ForgotPassword = screen(lazy(() => import('./auth/ForgotPasswordPage')));
 const ResetPassword = screen(lazy(() => import('./auth/ResetPasswordPage')));
+const Pipeline = screen(lazy(() => import('./workspace/PipelineBoard')));
+const Availability = screen(lazy(() => import('./workspace/AvailabilityBoard')));
+const Trash = screen(lazy(() => import('./undo/TrashPage')));
 
 // One <Resource> per declaration; a screen of its own replaces the generic one where the product differs.
 const resources = RESOURCES.map((spec) => {
@@ -53,6 +56,9 @@ export function App() {
         </CustomRoutes>
         <CustomRoutes>
           <Route path="/account" element={<Account />} />
+          <Route path="/crm/pipeline" element={<Pipeline />} />
+          <Route path="/crm/availability/:projectId?" element={<Availability />} />
+          <Route path="/trash/:module" element={<Trash />} />
         </CustomRoutes>
         {resources}
       </Admin>

@@ -27,6 +27,7 @@ export const activityLogResource = defineResource({
       ip_address: activityLogs.ip_address,
       user_agent: activityLogs.user_agent,
       created_at: activityLogs.created_at,
+      restored_from: activityLogs.restored_from,
     },
     joins: (query) => query.leftJoin(users, eq(users.id, activityLogs.user_id)),
   },
@@ -58,4 +59,5 @@ export const ActivityLog = Strict({
   ip_address: Nullable(Type.String()),
   user_agent: Nullable(Type.String()),
   created_at: Timestamp(),
+  restored_from: Nullable(Uuid({ description: 'The activity log whose state this change restored (a restore from a record\'s history or from the trash); null for any other change' })),
 });

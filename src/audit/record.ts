@@ -14,6 +14,8 @@ export type ActivityEntry = {
   resourceId: string;
   before?: Record<string, unknown>;
   after?: Record<string, unknown>;
+  /** The activity log this change restores (issue 24). */
+  restoredFrom?: string | null;
 };
 
 /** Never written to a log, at any depth. */
@@ -71,5 +73,6 @@ export function activityLogOf(actor: Actor, entry: ActivityEntry): ActivityLog |
     ip_address: actor.ip,
     user_agent: actor.userAgent,
     created_at: clock.now(),
+    restored_from: entry.restoredFrom ?? null,
   };
 }

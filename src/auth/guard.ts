@@ -1,7 +1,10 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
-import { moduleAccess, type ModuleName } from '../db/schema/index.js';
+import { ownersScope, type ScopeOption } from '../data/list.js';
+import type { Resource } from '../data/resource.js';
+import type { Executor } from '../db/client.js';
+import { moduleAccess, type ModuleName, type RecordScope, users } from '../db/schema/index.js';
 import { forbidden, unauthorized } from '../errors.js';
 import { clock } from '../clock.js';
 import { bearerToken, findTokenHolder } from './api-tokens.js';
@@ -19,7 +22,22 @@ export type Principal = {
   session: { id: string; token: string; expiresAt: Date };
   permissions: Permission[];
   apiToken?: { id: string; name: string };
+  /**
+   * Which crm records the caller sees (issue 23): their crm access's scope and their department. An API token has its
+   * creator's. Administrators (iam write) always see every record, whatever their crm row says.
+   */
+  recordScope: { scope: RecordScope; departmentId: string | null };
 };
+
+/** The record scope of user `userId` (see `Principal.recordScope`): one query. */
+async function recordScopeOf(db: Executor, userId: string): Promise<Principal['recordScope']> {
+  const [row] = await db.select({
+    departmentId: users.departmentId,
+    scope: sql<RecordScope | null>`(select a.scope from module_access a where a.user_id = ${userId} and a.module = 'crm')`,
+    admin: sql<boolean>`exists (select 1 from module_access a where a.user_id = ${userId} and a.module = 'iam' and a.can_write)`,
+  }).from(users).where(eq(users.id, userId)).limit(1);
+  return { scope: !row || row.admin ? 'all' : row.scope ?? 'all', departmentId: row?.departmentId ?? null };
+}
 
 /** An API token without an expiry, described as a session: it lasts until revoked. */
 const NEVER = new Date('9999-12-31T23:59:59.999Z');
@@ -27,10 +45,14 @@ const NEVER = new Date('9999-12-31T23:59:59.999Z');
 declare module 'fastify' {
   interface FastifyRequest {
     principalPromise?: Promise<Principal | null>;
+    /** The users whose crm records the caller sees (`ownersOf`), once per request. */
+    ownersPromise?: Promise<string[] | undefined>;
   }
   interface FastifyContextConfig {
     /** Modules whose permission guards this route (any one of them suffices). */
     modules?: ModuleName[];
+    /** The flag the route needs when it is not its method's (the trash needs delete to read and to restore). */
+    flag?: Flag;
   }
 }
 
@@ -71,6 +93,7 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
         session: { id: `token:${holder.token.id}`, token: '', expiresAt },
         permissions: holder.permissions,
         apiToken: { id: holder.token.id, name: holder.token.name },
+        recordScope: await recordScopeOf(app.database.db, holder.user.id),
       };
       app.tokenUse.touch(holder.token.id, clock.now());
       app.principals.set(credential, { userId: holder.user.id, sessionId: principal.session.id }, expiresAt, principal, version);
@@ -78,15 +101,19 @@ export function principalOf(app: FastifyInstance, request: FastifyRequest): Prom
     }
     const found = await app.auth.api.getSession({ headers: authHeaders(request) }).catch(() => null);
     if (!found) return null;
-    const permissions = await app.database.db
-      .select({ module: moduleAccess.module, can_read: moduleAccess.can_read, can_write: moduleAccess.can_write, can_delete: moduleAccess.can_delete })
-      .from(moduleAccess)
-      .where(eq(moduleAccess.user_id, found.user.id));
+    const [permissions, recordScope] = await Promise.all([
+      app.database.db
+        .select({ module: moduleAccess.module, can_read: moduleAccess.can_read, can_write: moduleAccess.can_write, can_delete: moduleAccess.can_delete })
+        .from(moduleAccess)
+        .where(eq(moduleAccess.user_id, found.user.id)),
+      recordScopeOf(app.database.db, found.user.id),
+    ]);
     const user = found.user as Principal['user'];
     const principal: Principal = {
       user: { id: user.id, email: user.email, name: user.name, image: user.image ?? null, emailVerified: user.emailVerified, twoFactorEnabled: !!user.twoFactorEnabled },
       session: { id: found.session.id, token: found.session.token, expiresAt: new Date(found.session.expiresAt) },
       permissions,
+      recordScope,
     };
     app.principals.set(credential, { userId: user.id, sessionId: principal.session.id }, principal.session.expiresAt, principal, version);
     return principal;
@@ -99,6 +126,33 @@ export async function currentPrincipal(app: FastifyInstance, request: FastifyReq
   const principal = await principalOf(app, request);
   if (!principal) throw unauthorized();
   return principal;
+}
+
+/**
+ * The users whose crm records the caller sees (issue 23): undefined for every record (scope `all`); themselves (`own`,
+ * or `department` without a department); everyone now in their department, deleted users included (their records
+ * stay the department's). Read once per request and never cached beyond it, so a colleague's move to another
+ * department changes what the caller sees from the next request on.
+ */
+export function ownersOf(app: FastifyInstance, request: FastifyRequest): Promise<string[] | undefined> {
+  request.ownersPromise ??= (async () => {
+    const principal = await currentPrincipal(app, request);
+    const { scope, departmentId } = principal.recordScope;
+    if (scope === 'all') return undefined;
+    if (scope === 'own' || !departmentId) return [principal.user.id];
+    const members = await app.database.db.select({ id: users.id }).from(users).where(eq(users.departmentId, departmentId));
+    return [...new Set([principal.user.id, ...members.map((member) => member.id)])].sort();
+  })();
+  return request.ownersPromise;
+}
+
+/**
+ * The caller's record scope on `resource` for the shared list, detail, export and write machinery: `{}` when they see
+ * every record of it (their scope is `all`, or it declares no `ownership`), else the scope `ownersScope` builds.
+ */
+export async function recordScope(app: FastifyInstance, request: FastifyRequest, resource: Resource): Promise<ScopeOption> {
+  if (!resource.ownership?.length || resource.module !== 'crm') return {};
+  return ownersScope(resource, await ownersOf(app, request));
 }
 
 export const can = (principal: Principal, modules: ModuleName[], flag: Flag) =>
@@ -131,7 +185,7 @@ export function moduleRoutes(modules: ModuleName | ModuleName[], routes: (app: A
     app.addHook('onRequest', async (request) => {
       const principal = await principalOf(app, request);
       if (!principal) throw unauthorized();
-      if (!can(principal, list, flagOf(request.method))) throw forbidden();
+      if (!can(principal, list, request.routeOptions.config.flag ?? flagOf(request.method))) throw forbidden();
     });
     await routes(app);
   };

@@ -19,37 +19,100 @@ export function passwordProblem(password: string): string | undefined {
   return missing.length ? `must contain ${missing.join(', ')}` : undefined;
 }
 
+/** How many requests that will hash the gate admits, and how long a refused one waits for room first. */
+export type HashingLimits = {
+  /** requests that may be hashing or waiting their turn */
+  maxAdmitted: number;
+  /** the longest expected wait for a turn that is still admitted */
+  maxWaitMs: number;
+  /**
+   * how long a request that finds no room waits for some before it is refused (a client retrying at once is slowed
+   * to a knock per `knockMs`, not a storm of refusals)
+   */
+  knockMs: number;
+};
+
+/** What the gate is doing and has done (since it started, or since `limit` last changed its limits). */
+export type HashingCounts = {
+  /** admitted: hashing or waiting for their turn */
+  admitted: number;
+  /** found no room and are waiting (at most a knock) for some */
+  knocking: number;
+  /** jobs sent to the hashing process and not yet answered */
+  hashing: number;
+  /** requests that found no room at first and were admitted after waiting */
+  waited: number;
+  /** requests answered 429, by reason: every admitted place taken, or the expected wait too long */
+  refused: { full: number; slow: number };
+};
+
+const DEFAULT_LIMITS: HashingLimits = { maxAdmitted: 32, maxWaitMs: 10_000, knockMs: 2_000 };
+/** The wall time of a hash the gate assumes before it has measured one. */
+const FIRST_ESTIMATE_MS = 250;
+
 /**
  * bcrypt costs ~0.3 s of CPU at cost 12, so a login storm could take every core from the requests that are cheap.
  * Hashes run in a child process of lower priority, one at a time (so never more than one core, and only what the
  * rest of the service leaves), and requests that will hash are admitted only while the expected wait stays short:
  * the rest are told when to retry, so none waits long.
  */
-class HashingGate {
+export class HashingGate {
   private child?: ChildProcess;
   private pending = new Map<number, { resolve: (value: string | boolean) => void; reject: (err: Error) => void }>();
   private nextId = 0;
   private admitted = 0;
   /** Wall time of a hash, lately (it grows when the service is busy and the hashing process gets little CPU). */
-  private averageMs = 250;
+  private averageMs = FIRST_ESTIMATE_MS;
 
   private rooms: (() => void)[] = [];
+  private tally = { waited: 0, full: 0, slow: 0 };
+
+  constructor(private limits: HashingLimits = DEFAULT_LIMITS) {}
 
   /**
-   * @param maxAdmitted requests that may be hashing or waiting their turn
-   * @param maxWaitMs the longest expected wait for a turn that is still admitted
-   * @param knockMs how long a request that finds no room waits for some before it is refused (a client retrying at
-   *   once is slowed to a knock per `knockMs`, not a storm of refusals)
+   * Other limits and, with `hashMs`, another estimate of a hash's wall time (tests: a small gate whose decisions do
+   * not depend on the machine's speed). Resets the counts; answers a function that restores the limits and estimate.
    */
-  constructor(private readonly maxAdmitted = 32, private readonly maxWaitMs = 10_000, private readonly knockMs = 2_000) {}
+  limit(limits: Partial<HashingLimits> & { hashMs?: number }): () => void {
+    const before = { limits: this.limits, averageMs: this.averageMs };
+    const { hashMs, ...rest } = limits;
+    this.limits = { ...this.limits, ...rest };
+    if (hashMs !== undefined) this.averageMs = hashMs;
+    this.tally = { waited: 0, full: 0, slow: 0 };
+    return () => {
+      this.limits = before.limits;
+      this.averageMs = before.averageMs;
+    };
+  }
 
-  private get hasRoom() {
-    return this.admitted < this.maxAdmitted && (this.admitted === 0 || this.admitted * this.averageMs <= this.maxWaitMs);
+  get counts(): HashingCounts {
+    return {
+      admitted: this.admitted,
+      knocking: this.rooms.length,
+      hashing: this.pending.size,
+      waited: this.tally.waited,
+      refused: { full: this.tally.full, slow: this.tally.slow },
+    };
+  }
+
+  /** The hashing process's id (started if it is not running). */
+  processId(): number {
+    const child = this.process();
+    if (this.pending.size === 0) this.release(child);
+    return child.pid!;
+  }
+
+  /** Why there is no room now: every place taken, or the expected wait too long; undefined when there is room. */
+  private get noRoom(): 'full' | 'slow' | undefined {
+    if (this.admitted >= this.limits.maxAdmitted) return 'full';
+    if (this.admitted > 0 && this.admitted * this.averageMs > this.limits.maxWaitMs) return 'slow';
+    return undefined;
   }
 
   /** Runs a request that will hash; 429 with Retry-After when no room came up within a knock. */
   async admit<T>(request: () => Promise<T>): Promise<T> {
-    if (!this.hasRoom) {
+    const knocked = this.noRoom !== undefined;
+    if (knocked) {
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
@@ -59,13 +122,16 @@ class HashingGate {
           const at = this.rooms.indexOf(wake);
           if (at >= 0) this.rooms.splice(at, 1);
           resolve();
-        }, this.knockMs);
+        }, this.limits.knockMs);
         this.rooms.push(wake);
       });
     }
-    if (!this.hasRoom) {
+    const refused = this.noRoom;
+    if (refused) {
+      this.tally[refused]++;
       throw tooManyRequests(Math.max(1, Math.ceil((this.admitted * this.averageMs) / 1000)), 'Too many sign-ins are being checked at once');
     }
+    if (knocked) this.tally.waited++;
     this.admitted++;
     try {
       return await request();

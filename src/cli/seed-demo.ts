@@ -21,8 +21,8 @@ export const DEMO_ADMIN = { email: 'demo.admin@example.com', name: 'Demo Adminis
 const USAGE = `Usage: npm run seed:demo
 
 Fills an empty database with demo content to click through in the console: projects with generated photos, articles,
-job postings, amenities, staff, leads, inventory units, reservations, inquiries, newsletter subscribers and a sent
-campaign. Every record is made through the service's own API (validated, audited, with image variants and mail),
+job postings, amenities, staff (sales agents with each crm record scope), leads with their calls, e-mails, site visits
+and follow-ups (some overdue), inventory units, reservations, inquiries, newsletter subscribers and a sent campaign. Every record is made through the service's own API (validated, audited, with image variants and mail),
 signed in as a new administrator, ${DEMO_ADMIN.email}, whose password is printed once at the end.
 
 The database is the service's (DATABASE_URL, or the PGlite files in DATA_DIR: stop the service first then). A database
@@ -76,8 +76,9 @@ function summary(seeded: Seeded, config: Config, password: string, mailed: numbe
     `  cms: ${n('projects')} projects with ${n('galleries')} gallery photos, ${n('articles')} articles, ${n('careers')} job postings, ${n('amenities')} amenities`,
     `  crm: ${n('leads')} leads, ${n('inventory')} inventory units, ${n('reservations')} reservations (${n('reservations sold')} sold, ${n('reservations confirmed')} confirmed, `
       + `${n('reservations cancelled')} cancelled, ${n('reservations pending')} pending), ${n('inquiries')} inquiries, ${n('subscribers')} newsletter subscribers `
-      + `(${n('unsubscribed')} since unsubscribed), ${n('campaigns')} campaigns (one sent: ${n('campaign deliveries sent')} delivered, ${n('campaign deliveries failed')} failed)`,
-    `  iam: ${n('users')} users in ${n('departments')} departments`,
+      + `(${n('unsubscribed')} since unsubscribed), ${n('campaigns')} campaigns (one sent: ${n('campaign deliveries sent')} delivered, ${n('campaign deliveries failed')} failed), `
+      + `${n('activities')} activities on leads, ${n('tasks')} follow-ups (${n('tasks overdue')} overdue)`,
+    `  iam: ${n('users')} users in ${n('departments')} departments (sales agents with the crm record scopes own and department, the others all)`,
     `Mail: ${mail}`,
     `Console: ${config.baseUrl}/ — sign in as ${DEMO_ADMIN.email} with the password ${password} (shown once)`,
   ].join('\n');

@@ -33,7 +33,9 @@ export const currentSnapshot = sql<string>`pg_current_snapshot()::text`;
  * `[xid, row_id, before, after]` (at most `limit`, by transaction id), each row reduced to the properties named in `reads`.
  * In the order of the (resource, xid) index, so the read stops at `limit`: ordered by `id`, the statement's generic plan
  * walked the primary key from the log's oldest entry, filtering (430 ms a page once the log held 1.3M entries, and a
- * pool of connections waiting on it). Those reading the changes only add them up, in any order.
+ * pool of connections waiting on it). Those reading the changes only add them up, in any order. Read through
+ * `pms_change_rows` (migration 0018), whose plan stays on that index: inline, a prepared statement planned while the
+ * log was nearly empty kept a sequential scan as it grew.
  * The triggers (migration 0012) log rows as PostgreSQL has them, by column name; they are read back by the table's
  * property names (`departmentId` for `department_id`), as predicates test them. A scalar subquery: PostgreSQL runs it
  * once per statement.
@@ -46,7 +48,7 @@ export function changesSince(resource: { name: string; table: PgTable }, fromXid
     return sql`case when ${column} is null then null else jsonb_build_object(${fields}) end`;
   };
   return sql<string | null>`(select coalesce(json_agg(json_build_array(c.xid::text, c.row_id, ${only('before')}, ${only('after')})), '[]')::text
-  from (select xid, row_id, before, after from ${changeLog} where resource = ${resource.name} and xid >= ${fromXid}::xid8 order by xid limit ${limit}) c)`;
+  from pms_change_rows(${resource.name}, ${fromXid}::xid8, ${limit}) c)`;
 }
 
 export type LoggedChange = { xid: number; rowId: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null };

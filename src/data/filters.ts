@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { and, arrayContains, arrayOverlaps, eq, getTableColumns, gte, ilike, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, arrayContains, arrayOverlaps, eq, getTableColumns, gte, ilike, inArray, isNull, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { parseTimestamp } from '../db/timestamps.js';
 
@@ -75,6 +75,12 @@ export const is = {
   }),
   onOrBefore: (column: PgColumn, time: Date): Predicate => ({ sql: lte(column, time), test: (row) => timeOf(valueIn(row, column)) <= time.getTime(), reads: [keyOf(column)] }),
   onOrAfter: (column: PgColumn, time: Date): Predicate => ({ sql: gte(column, time), test: (row) => timeOf(valueIn(row, column)) >= time.getTime(), reads: [keyOf(column)] }),
+  /** Before `from` or from `to` on: the two ends of a time line without the span between. */
+  outside: (column: PgColumn, from: Date, to: Date): Predicate => ({
+    sql: or(lt(column, from), gte(column, to))!,
+    test: (row) => timeOf(valueIn(row, column)) < from.getTime() || timeOf(valueIn(row, column)) >= to.getTime(),
+    reads: [keyOf(column)],
+  }),
   /** From 00:00 UTC of the day on. */
   onOrAfterDay: (column: PgColumn, day: string): Predicate => {
     const start = startOfDay(day);

@@ -7,13 +7,17 @@ import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type Lo
 import { allOf, is, keyOf, type Predicate } from './filters.js';
 import { type Boundary, Boundaries } from './boundaries.js';
 import { anyChangeSince, joinedResources, PageCache, SLOW_PAGE_MS, untouched } from './page-cache.js';
-import { type ListDeclaration, listFilters, type Resource, type SelectQuery, type View } from './resource.js';
+import { type ListDeclaration, listFilters, ownedBy, type Resource, type SelectQuery, type View } from './resource.js';
 
 /** A validated list query: paging and sort get their defaults from the validator; filters by name. */
 export type ListQuery = { page?: number; limit?: number; sort?: string; order?: 'asc' | 'desc'; q?: string } & Record<string, unknown>;
 export type Page<T> = { data: T[]; pagination: { page: number; limit: number; total: number; totalPages: number } };
-/** A list's fixed scope for one call (the public "published by now"), and the key its totals are cached under. */
-export type ScopeOption = { scope?: Predicate; scopeKey?: string };
+/**
+ * A list's fixed scope for one call (the public "published by now"), and the key its totals are cached under.
+ * `uncached`: the scope reads other tables whose changes the resource's change log does not show (a record scope
+ * through a parent): its totals are counted and its pages read for each call, never kept.
+ */
+export type ScopeOption = { scope?: Predicate; scopeKey?: string; uncached?: boolean };
 
 const PAGING = new Set(['page', 'limit', 'sort', 'order', 'q']);
 
@@ -53,9 +57,12 @@ export function listOrder(resource: Resource, query: Record<string, unknown>): S
   return [direction(sortColumn(resource, query)), direction(resource.id)];
 }
 
-/** Reads one row through the resource's view, or 404; the resource's scope hides what the API never shows. */
-export async function findOne<T = Record<string, unknown>>(db: Executor, resource: Resource, id: string): Promise<T> {
-  const [row] = await selectView(db, resource.table, resource.view).where(allOf([is.equal(resource.id, id), resource.scope])!.sql).limit(1);
+/**
+ * Reads one row through the resource's view, or 404; the resource's scope hides what the API never shows, and a
+ * caller's record scope (`options.scope`, from `ownersScope`) what they may not see.
+ */
+export async function findOne<T = Record<string, unknown>>(db: Executor, resource: Resource, id: string, options: ScopeOption = {}): Promise<T> {
+  const [row] = await selectView(db, resource.table, resource.view).where(allOf([is.equal(resource.id, id), options.scope ?? resource.scope])!.sql).limit(1);
   if (!row) throw notFound(resource.label);
   return row as T;
 }
@@ -108,6 +115,18 @@ function keyOfScope(scope: Predicate | undefined): string {
     scopeKeys.set(scope, key);
   }
   return key;
+}
+
+/**
+ * A caller's record scope on `resource` (issue 23) as a list's scope: the resource's own scope and the records `owners`
+ * own, keyed by those users, so cached totals, kept pages and page boundaries are never shared between two scopes.
+ * Nothing when the caller sees every record (`owners` undefined) or the resource has no ownership.
+ */
+export function ownersScope(resource: Resource, owners: readonly string[] | undefined): ScopeOption {
+  const owned = owners && ownedBy(resource, owners);
+  if (!owned) return {};
+  const scopeKey = `${keyOfScope(resource.scope)}|owners:${[...owners].sort().join(',')}`;
+  return { scope: allOf([resource.scope, owned]), scopeKey, ...(resource.ownershipThrough ? { uncached: true } : {}) };
 }
 
 /** The filter part of a list request (scope included), normalised: the key of a cached total. */
@@ -167,7 +186,7 @@ export class ListRunner {
     const order = listOrder(resource, query);
     const table = resource.table as SelectQuery;
     const key = filterKey(resource, options.scopeKey ?? keyOfScope(scope), query);
-    const known = this.recent(key);
+    const known = options.uncached ? [] : this.recent(key);
     const offset = (page - 1) * limit;
     const deep = offset >= DEFERRED_JOIN_FROM;
     const column = sortColumn(resource, query);
@@ -178,7 +197,7 @@ export class ListRunner {
     // A page that was slow to read is served again while the change log shows nothing that could change it.
     const view = resource.listView ?? resource.view;
     const pageKey = `${walk}|${page}|${limit}`;
-    const kept = deep ? undefined : this.pages.get(pageKey, MAX_AGE_MS);
+    const kept = options.uncached ? undefined : this.pages.get(pageKey, MAX_AGE_MS);
     const joined = kept && joinedResources(resource, view);
     if (kept && joined) {
       const fromXid = Math.min(kept.snapshot.xmin, ...(known.length ? [known[known.length - 1].snapshot.xmin] : []));
@@ -245,12 +264,12 @@ export class ListRunner {
       return { rows, snapshot, logged, head, fromXid };
     };
 
-    const keyset = deep && column.notNull;
+    const keyset = deep && column.notNull && !options.uncached;
     let boundary = keyset ? this.boundaries.nearest(walk, offset) : undefined;
     const started = performance.now();
     let result = await read(boundary);
     // Kept only when every row has its id: a change to one of them must be recognised.
-    if (!deep && performance.now() - started > (this.options.slowPageMs ?? SLOW_PAGE_MS) && result.rows.every((row) => typeof row.id === 'string')) {
+    if (!options.uncached && performance.now() - started > (this.options.slowPageMs ?? SLOW_PAGE_MS) && result.rows.every((row) => typeof row.id === 'string')) {
       this.pages.keep(pageKey, { rows: result.rows, ids: new Set(result.rows.map((row) => String(row.id))), snapshot: result.snapshot, at: Date.now() });
     }
     // Rows written before the remembered one since it was remembered move it: follow it once, else read by offset.
@@ -283,7 +302,7 @@ export class ListRunner {
     const scopeKey = options.scopeKey ?? keyOfScope(scope);
     const items = queries.map((query) => {
       const key = filterKey(resource, scopeKey, query);
-      return { key, predicate: listPredicate(resource, query, scope), known: this.recent(key) };
+      return { key, predicate: listPredicate(resource, query, scope), known: options.uncached ? [] : this.recent(key) };
     });
     const newest = items.flatMap((item) => (item.known.length ? [item.known[item.known.length - 1].snapshot.xmin] : []));
     const fromXid = newest.length ? Math.min(...newest) : undefined;

@@ -1,4 +1,4 @@
-import { eq, getTableColumns, is, SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, is, SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
@@ -7,6 +7,7 @@ import { activityLogs } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
+import type { Predicate } from './filters.js';
 import type { Resource, RowOf } from './resource.js';
 import { batchEvents, changeEvents, deliveriesCommitted, deliveriesInsert, type Emitted, emittedEvents, rowsOf } from '../webhooks/record.js';
 import type { NamedEvent } from '../webhooks/events.js';
@@ -97,6 +98,16 @@ export class Work {
   recorded = 0;
   /** Events emitted and not yet written: the next audited statement (or the end of the transaction) writes them. */
   private emitted: Emitted[] = [];
+  /**
+   * The caller's record scopes (issue 23), by resource name: `lock` (so `update` and `remove`) finds only the rows
+   * they allow, and answers 404 for the others as for a missing row. Checked on the locked row, so a record handed to
+   * someone else meanwhile is not changed.
+   */
+  readonly visible = new Map<string, Predicate>();
+  /** The activity log the changes of this transaction restore (issue 24): each of their logs names it. */
+  restoredFrom?: string;
+  /** When set, every change `audit` records is also kept here with its log (what a deletion's trash entry holds). */
+  trail?: { change: Change; log: ActivityLog }[];
 
   constructor(readonly tx: Tx, readonly actor: Actor) {}
 
@@ -121,8 +132,10 @@ export class Work {
   async audit(change: Change): Promise<boolean> {
     const log = activityLogOf(this.actor, {
       action: change.action, module: change.resource.module, resource: change.resource.name, resourceId: change.id, before: change.before, after: change.after,
+      restoredFrom: this.restoredFrom,
     });
     if (!log) return false;
+    this.trail?.push({ change, log });
     // One statement (one round trip) for both: the log, and the deliveries of its events (and of events emitted before
     // it) to the endpoints subscribed.
     const events = [changeEvents(log, change.also), emittedEvents(this.emitted.splice(0))].filter((e): e is SQL => e !== undefined);
@@ -186,7 +199,7 @@ export class Work {
   /** Locks a row until the transaction ends and returns it, or 404. */
   async lock<T extends PgTable>(resource: Resource<T>, id: string): Promise<RowOf<T>> {
     const [row] = await (this.tx.select().from(resource.table as PgTable) as never as { where(c: unknown): { for(s: 'update'): Promise<Row[]> } })
-      .where(eq(resource.id, id)).for('update');
+      .where(and(eq(resource.id, id), this.visible.get(resource.name)?.sql)).for('update');
     if (!row) throw notFound(resource.label);
     return row as RowOf<T>;
   }

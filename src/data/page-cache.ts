@@ -1,6 +1,6 @@
 import { Column, type Placeholder, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { changeLog } from '../db/schema/index.js';
+import { clock } from '../clock.js';
 import { type LoggedChange, type Snapshot, visibleIn } from './changes.js';
 import type { Predicate } from './filters.js';
 import { type Resource, resourceOfTable, type View } from './resource.js';
@@ -11,8 +11,11 @@ export type KeptPage = { rows: Record<string, unknown>[]; ids: Set<string>; snap
 /** Reading a page slower than this (ms) keeps it: a search PostgreSQL can only answer by filtering many rows, say. */
 export const SLOW_PAGE_MS = 4;
 const MAX_PAGES = 1000;
-/** A page found changed is not kept again for this long (ms): while writes keep changing it, checking first is waste. */
-const UNSTABLE_MS = 1000;
+/**
+ * A page found changed is not kept again for this long (ms): while writes keep changing it, checking first is waste.
+ * Measured on the service's clock (src/clock.ts), so tests move past it without sleeping.
+ */
+export const UNSTABLE_MS = 1000;
 
 /**
  * Pages that were slow to read. A kept page is served again while the change log shows nothing since its snapshot
@@ -32,7 +35,7 @@ export class PageCache {
 
   keep(key: string, page: KeptPage) {
     const changedAt = this.changed.get(key);
-    if (changedAt !== undefined && Date.now() - changedAt < UNSTABLE_MS) return;
+    if (changedAt !== undefined && clock.now().getTime() - changedAt < UNSTABLE_MS) return;
     this.pages.delete(key);
     if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value!);
     this.pages.set(key, page);
@@ -43,7 +46,7 @@ export class PageCache {
     this.pages.delete(key);
     this.changed.delete(key);
     if (this.changed.size >= MAX_PAGES) this.changed.delete(this.changed.keys().next().value!);
-    this.changed.set(key, Date.now());
+    this.changed.set(key, clock.now().getTime());
   }
 }
 
@@ -66,7 +69,7 @@ export function joinedResources(resource: Resource, view: View): string[] | unde
 /** Whether any of `resources` changed in a transaction from `fromXid` on (false for none), as a scalar subquery. */
 export function anyChangeSince(resources: string[], fromXid: string | Placeholder) {
   if (!resources.length) return sql<boolean>`false`;
-  return sql<boolean>`exists (select 1 from ${changeLog} where resource in (${sql.join(resources.map((r) => sql`${r}`), sql`, `)}) and xid >= ${fromXid}::xid8)`;
+  return sql<boolean>`pms_changed_since(array[${sql.join(resources.map((r) => sql`${r}`), sql`, `)}]::text[], ${fromXid}::xid8)`;
 }
 
 /** Whether a kept page is still exact after `changes` (those its snapshot had not seen). */

@@ -1,6 +1,7 @@
+import { or, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { ModuleName } from '../db/schema/index.js';
-import { type Filter, type Predicate, since, until } from './filters.js';
+import { type Filter, keyOf, type Predicate, since, until } from './filters.js';
 
 /**
  * A drizzle select builder in dynamic mode. Its static type depends on the exact fields and joins of each view, which
@@ -50,6 +51,22 @@ export type Resource<T extends PgTable = PgTable> = {
   list?: ListDeclaration;
   /** Rows the API never shows (deleted users). */
   scope?: Predicate;
+  /**
+   * Record scopes (issue 23): the columns naming the users a record belongs to (its assignee, its creator…). A caller
+   * whose scope in the resource's module is `own` or `department` reaches only the records one of these columns names
+   * one of their users (themselves; everyone now in their department) — in lists and their totals, details, `q`,
+   * exports, history, stats, and writes (404 outside, as for a record that does not exist). The columns are the
+   * record's own, so a changed row is known to be in a scope or not from the row alone: exact totals and kept pages
+   * are brought forward from the change log as for any filter (they are cached per set of users).
+   */
+  ownership?: PgColumn[];
+  /**
+   * Record scopes through a parent record: a row is also the caller's when the parent its `column` names is (a lead's
+   * activity is seen with its lead). Such a condition reads another table, so lists of such a resource are counted
+   * for each request of a scoped caller rather than brought forward (a parent handed to someone else changes no row
+   * of this resource).
+   */
+  ownershipThrough?: { column: PgColumn; parent: Resource };
   /** `GET …/export`: the list as CSV; `json` fields stay one JSON column. */
   export?: { json?: string[] };
   /** Fields naming uploaded images, and the sibling each answer gives their variants in (media/library.ts). */
@@ -64,6 +81,32 @@ export type ImageFields = Record<string, string | Record<string, string>>;
 
 /** A row of the resource's table, as drizzle returns it. */
 export type RowOf<T extends PgTable> = T['$inferSelect'];
+
+/**
+ * The records of `resource` that one of `owners` (user ids) owns, by its `ownership` columns; undefined when it declares
+ * none (every caller sees all of it). The ids travel as one text parameter, so every scope's statement has one text.
+ */
+export function ownedBy(resource: Resource, owners: readonly string[]): Predicate | undefined {
+  const columns = resource.ownership ?? [];
+  const through = resource.ownershipThrough;
+  if (!columns.length && !through) return undefined;
+  const ids = new Set(owners.map((id) => id.toLowerCase()));
+  const list = [...ids].join(',');
+  const parent = through && ownedBy(through.parent, owners);
+  const conditions = [
+    ...columns.map((column) => sql`${column} = any(string_to_array(${list}, ',')::uuid[])`),
+    ...(through && parent ? [sql`${through.column} in (select ${through.parent.id} from ${through.parent.table} where ${parent.sql})`] : []),
+  ];
+  return {
+    sql: ids.size && conditions.length ? or(...conditions)! : sql`false`,
+    // Its own columns tell when they name an owner; the parent's owners only the database knows.
+    test: (row) => columns.some((column) => {
+      const value = row[keyOf(column)];
+      return typeof value === 'string' && ids.has(value.toLowerCase());
+    }) || (through ? undefined : false),
+    reads: columns.map(keyOf),
+  };
+}
 
 /** Every declared resource's name, by its table: which resource's changes a join reads. */
 const resourceNames = new Map<PgTable, string>();

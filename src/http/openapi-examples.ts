@@ -32,7 +32,8 @@ const TEXT: Record<string, string> = {
 /** Fields that mean different things on different records, by the record's schema name (its start: `User…`). */
 const BY_OWNER: Record<string, Record<string, string>> = {
   User: { name: 'Maria Santos' }, Inquiry: { name: 'Maria Santos' }, NewsletterSubscription: { name: 'Maria Santos' }, PostPublicNewsletter: { name: 'Maria Santos' }, Department: { name: 'Sales' }, Amenity: { name: 'Swimming pool' }, ApiToken: { name: 'Website integration' },
-  Campaign: { name: 'November newsletter', subject: 'New units at Azure Residences' }, Webhook: { url: 'https://crm.example.com/hooks/property', description: 'New leads to the CRM' },
+  Campaign: { name: 'November newsletter', subject: 'New units at Azure Residences' }, Task: { title: 'Call back about the payment terms', notes: 'She asked for a 20% down payment computation.' },
+  LeadActivity: { body: 'Called; interested in a two-bedroom unit in Tower B.', place: 'Model unit, Tower B' }, Webhook: { url: 'https://crm.example.com/hooks/property', description: 'New leads to the CRM' },
 };
 /** Objects that stand for a person: their `name` is a person's. */
 const PEOPLE = new Set(['user', 'author', 'assigned_to', 'created_by', 'responded_by']);

@@ -34,9 +34,9 @@ const FLAG_WORDS = { GET: 'read', HEAD: 'read', DELETE: 'delete' } as Record<str
 
 /** Who may call a route, read off its guard; a route whose guard the document cannot tell is refused. */
 function accessOf(schema: Json, route: RouteOptions, method: string, url: string): { security: Json[]; text: string } {
-  const modules = (route.config as { modules?: string[] } | undefined)?.modules;
+  const { modules, flag: routeFlag } = (route.config as { modules?: string[]; flag?: string } | undefined) ?? {};
   if (modules) {
-    const flag = FLAG_WORDS[method] ?? 'write';
+    const flag = routeFlag?.replace(/^can_/, '') ?? FLAG_WORDS[method] ?? 'write';
     return { security: ANY_CREDENTIAL, text: `Needs the ${flag} permission on the ${modules.join(' or ')} module (signed in, or an API token).` };
   }
   const hooks = [route.onRequest].flat().filter(Boolean) as { [SESSION_GUARD]?: { tokens: boolean } }[];

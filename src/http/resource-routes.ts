@@ -1,6 +1,7 @@
 import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { App } from '../app.js';
+import { recordScope } from '../auth/guard.js';
 import type { Actor } from '../data/actor.js';
 import { exportColumns, exportCsv } from '../data/export.js';
 import { findOne, type ListQuery } from '../data/list.js';
@@ -8,6 +9,9 @@ import { audited, createAudited, type Patch, type Work } from '../data/mutations
 import type { Resource, RowOf } from '../data/resource.js';
 import { ActivityLog, activityLogResource } from '../audit/activity-log.js';
 import { withResourceImages } from '../media/library.js';
+import { DryRun } from '../data/restore.js';
+import { deleteIntoTrash, registerTrashable } from '../data/trash.js';
+import { historyRestoreRoute, type RestoreOptions } from './restore-routes.js';
 import { actorOf } from './actor.js';
 import { sendCsv } from './csv.js';
 import { listQuerySchema } from './list-query.js';
@@ -74,6 +78,12 @@ export type ResourceRoutes<T extends PgTable, C extends TObject, U extends TObje
   /** Default with `create`: PATCH takes any non-empty subset of the create body. false: no PATCH. */
   update?: UpdateRoute<T, U, P> | false;
   remove?: RemoveRoute<T> | false;
+  /**
+   * Parameters of the list and its export beyond the resource's filters, and the filters they stand for in one request
+   * (`mine=true` → the caller's id, `due=today` → today's bounds): the list then caches what they stood for, never the
+   * words. `hidden`: filters only `filters` sets (unknown parameters to clients).
+   */
+  listQuery?: { params: Record<string, TSchema>; hidden?: string[]; filters: (query: Record<string, unknown>, ctx: Context) => Record<string, unknown> };
 };
 
 /**
@@ -99,6 +109,11 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const Plural = pascal(plural);
   named(Name, routes.Item);
   if (routes.ListItem && routes.ListItem !== routes.Item) named(`${Name}Summary`, routes.ListItem);
+  const listParams = { hiddenFilters: routes.listQuery?.hidden, params: routes.listQuery?.params };
+  const listQueryOf = async (request: Parameters<typeof actorOf>[1]) => {
+    const query = validated<TObject>(request.query) as Record<string, unknown>;
+    return routes.listQuery ? routes.listQuery.filters(query, await context(request)) : query;
+  };
   const images = <R extends Record<string, unknown>>(rows: R[]) => withResourceImages(db, app.config.baseUrl, resource, rows);
 
   if (resource.list?.whole) {
@@ -114,11 +129,11 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   } else if (resource.list) {
     app.get(path, {
       schema: {
-        operationId: `list${Plural}`, summary: `List ${plural}`, querystring: listQuerySchema(resource),
+        operationId: `list${Plural}`, summary: `List ${plural}`, querystring: listQuerySchema(resource, listParams),
         response: { 200: named(`${Name}Page`, Paginated(routes.ListItem ?? routes.Item)), ...errorResponses },
       },
     }, async (request) => {
-      const page = await app.lists.page(resource, validated<TObject>(request.query));
+      const page = await app.lists.page(resource, await listQueryOf(request), await recordScope(app, request, resource));
       return { ...page, data: await images(page.data) };
     });
   }
@@ -131,13 +146,13 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       schema: {
         operationId: `export${Plural}`,
         summary: `Export ${plural} as CSV (list filters, q and sort apply)`,
-        querystring: listQuerySchema(resource, { paging: false }),
+        querystring: listQuerySchema(resource, { paging: false, ...listParams }),
         response: {
           200: { description: 'CSV file with a header row', content: { 'text/csv': { schema: { type: 'string' }, example: `${headers.join(',')}\r\n` } } },
           ...errorResponses,
         },
       },
-    }, async (request, reply) => sendCsv(reply, filename, headers, exportCsv(db, resource, columns, validated<TObject>(request.query))));
+    }, async (request, reply) => sendCsv(reply, filename, headers, exportCsv(db, resource, columns, await listQueryOf(request), await recordScope(app, request, resource))));
   }
 
   if (routes.detail !== false && resource.name !== activityLogResource.name) {
@@ -155,6 +170,9 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       },
     }, async (request) => {
       const { page, limit } = validated<typeof HistoryQuery>(request.query);
+      // A caller with a record scope reads the history of a record they can see now (not of a deleted one).
+      const visible = await recordScope(app, request, resource);
+      if (visible.scope) await findOne(db, resource, request.params.id, visible);
       const history = await app.lists.page<Static<typeof ActivityLog>>(activityLogResource, { resource: resource.name, resource_id: request.params.id, page, limit });
       // No trace at all: the record never existed (or its history has been purged with it).
       if (history.pagination.total === 0) await findOne(db, resource, request.params.id);
@@ -165,7 +183,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   if (routes.detail !== false) app.get(`${path}/:id`, {
     schema: { operationId: `get${Name}`, summary: `One ${label.toLowerCase()}`, params: IdParams, response: { 200: routes.Item, ...errorResponses } },
   }, async (request) => {
-    const row = await findOne<Record<string, unknown>>(db, resource, request.params.id);
+    const row = await findOne<Record<string, unknown>>(db, resource, request.params.id, await recordScope(app, request, resource));
     const [answer] = await images([routes.complete ? await routes.complete(row, { app }) : row]);
     return answer;
   });
@@ -204,26 +222,43 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
         body: named(`${Name}Update`, schema), response: { 200: Message, ...errorResponses }, 'x-answer-message': `${label} updated`,
       },
     }, async (request) => {
-      const body = validated<U>(request.body);
+      await change(request, request.params.id, validated<U>(request.body));
+      return { message: `${label} updated` };
+    });
+    /** The update as PATCH makes it; a restore from the record's history makes it the same way (issue 24). */
+    const change = async (request: Parameters<typeof actorOf>[1], id: string, body: Static<U>, restore?: RestoreOptions) => {
       const ctx = await context(request);
       const prepared = (await update.validate?.(body, ctx)) as P;
+      const visible = await recordScope(app, request, resource);
       let before: Row<T> | undefined;
-      const row = await audited(db, ctx.actor, async (work) => {
+      let logged: unknown;
+      const run = () => audited(db, ctx.actor, async (work) => {
+        if (visible.scope) work.visible.set(resource.name, visible.scope);
+        if (restore) Object.assign(work, { restoredFrom: restore.from, trail: [] });
         const values = async (current: Row<T>) => {
           before = current;
           return update.values ? update.values(body, current, work) : (body as Patch<T>);
         };
-        const row = await (update.change ? update.change(work, request.params.id, values, body, prepared) : work.update(resource, request.params.id, values));
+        const row = await (update.change ? update.change(work, id, values, body, prepared) : work.update(resource, id, values));
         await update.after?.(row, before!, work);
+        // What the restore changed: the record's own activity log, as written (none when nothing changed).
+        logged = work.trail?.find(({ log }) => log.resource === resource.name && log.resource_id === id)?.log.changes;
+        if (restore?.dryRun) throw new DryRun(row);
         return row;
       });
-      update.committed?.(row, body, ctx, before!);
-      return { message: `${label} updated` };
-    });
+      const { row, tried } = await run().then((done) => ({ row: done, tried: false }), (err: unknown) => {
+        if (err instanceof DryRun) return { row: err.row as Row<T>, tried: true };
+        throw err;
+      });
+      if (!tried) update.committed?.(row, body, ctx, before!);
+      return { row, changes: logged };
+    };
+    if (routes.detail !== false) historyRestoreRoute(app, resource, path, schema, change);
   }
 
   const remove = routes.remove;
   if (remove !== false) {
+    registerTrashable(resource);
     app.delete(`${path}/:id`, {
       schema: {
         operationId: `delete${Name}`, summary: remove?.summary ?? `Delete ${article(label)}`, params: IdParams, response: { 200: Message, ...errorResponses },
@@ -231,9 +266,14 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       },
     }, async (request) => {
       const ctx = await context(request);
+      const visible = await recordScope(app, request, resource);
       await audited(db, ctx.actor, async (work) => {
-        if (remove?.remove) return remove.remove(work, request.params.id);
-        await work.remove(resource, request.params.id, remove?.before && ((current) => remove.before!(current, work)));
+        if (visible.scope) work.visible.set(resource.name, visible.scope);
+        // A cms or crm record goes to the trash, with what is deleted and changed with it (issue 24).
+        await deleteIntoTrash(work, resource, request.params.id, async () => {
+          if (remove?.remove) return remove.remove(work, request.params.id);
+          await work.remove(resource, request.params.id, remove?.before && ((current) => remove.before!(current, work)));
+        });
       });
       return { message: `${label} deleted` };
     });

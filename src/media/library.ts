@@ -132,10 +132,13 @@ const SOURCES: { resource: string; table: string; field: string; title: string; 
   { resource: 'amenities', table: 'amenities', field: 'icon', title: 't.name' },
   { resource: 'campaigns', table: 'campaigns', field: 'content', title: 't.name' },
   { resource: 'users', table: 'users', field: 'image', title: 't.name', where: 't.deleted_at is null' },
+  // A deleted record in the trash (and what was deleted with it, a project's gallery) keeps its files until purged.
+  { resource: 'trash', table: 'trash', field: 'record', title: 't.title', where: 't.restored_at is null' },
+  { resource: 'trash', table: 'trash', field: 'deleted_with', title: 't.title', where: 't.restored_at is null' },
 ];
 
 const usageQuery = (keys: string) => sql.join(SOURCES.map((s) => sql`select k.key, ${s.resource}::text as resource, t.id::text as id, ${s.field}::text as field, ${sql.raw(s.title)}::text as title
-  from jsonb_array_elements_text(${keys}::jsonb) as k(key) join ${sql.identifier(s.table)} t on strpos(t.${sql.identifier(s.field)}, k.key) > 0
+  from jsonb_array_elements_text(${keys}::jsonb) as k(key) join ${sql.identifier(s.table)} t on strpos(t.${sql.identifier(s.field)}::text, k.key) > 0
   ${sql.raw(s.join ?? '')} ${s.where ? sql.raw(`where ${s.where}`) : sql``}`), sql` union all `);
 
 /** The records using each of these uploads (by key), in one statement. */
@@ -147,7 +150,10 @@ export async function usageOf(db: Executor, keys: string[]): Promise<Map<string,
   return usage;
 }
 
-export const describeUses = (uses: Use[]) => uses.map((u) => `${u.resource} ${u.title ? `"${u.title}"` : u.id} (${u.field})`).join(', ');
+export const describeUses = (uses: Use[]) => [...new Set(uses.map((u) => (u.resource === 'trash'
+  // A deleted record (and what went with it) keeps its files while it can be restored.
+  ? `the deleted ${u.title ? `"${u.title}"` : u.id} in the trash (restorable until it is purged)`
+  : `${u.resource} ${u.title ? `"${u.title}"` : u.id} (${u.field})`)))].join(', ');
 
 // ── Removing ──────────────────────────────────────────────────────────────────────────────────────────────
 

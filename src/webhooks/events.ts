@@ -25,6 +25,8 @@ export const RESOURCE_EVENTS = {
   api_tokens: 'api_token',
   imports: 'import',
   uploads: 'upload',
+  activities: 'lead_activity',
+  tasks: 'task',
 } as const satisfies Record<string, string>;
 
 /** Resources audited without events: the activity log itself, and the webhook tables (no event about events). */

@@ -307,7 +307,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     // What the boxes saved, as the API holds it: crm read and write, nothing else.
     const samId = /\/users\/([^/]+)\/show/.exec(page.url())![1];
     expect((await apiGet(`/api/iam/module-access/${samId}`)).data.map(({ id: _, ...flags }: { id: string }) => flags))
-      .toEqual([{ module: 'crm', can_read: true, can_write: true, can_delete: false }]);
+      .toEqual([{ module: 'crm', can_read: true, can_write: true, can_delete: false, scope: 'all' }]);
 
     await signOut();
     await signIn('sam@example.com', 'Agent-Pass-3#');

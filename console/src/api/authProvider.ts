@@ -85,9 +85,12 @@ export const authProvider: AuthProvider = {
   },
 
   async logout() {
-    const signedIn = last !== null && !signOutReason;
+    const hadSession = last !== null;
+    const signedIn = hadSession && !signOutReason;
     last = null;
-    forgetSession();
+    // Signed out already (a visit before sign-in: checkAuth found no session and react-admin logs out): the answer
+    // in hand, "nobody", stays; asking again would only repeat GET /api/auth/session for the sign-in page.
+    if (hadSession) forgetSession();
     if (signedIn) await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
   },
 

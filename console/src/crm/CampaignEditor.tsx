@@ -127,7 +127,7 @@ function ShowActions() {
   return (
     <TopToolbar>
       <EditButton label="Edit" />
-      <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete campaign "${campaign.name}"?`} confirmContent="This cannot be undone." />
+      <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete campaign "${campaign.name}"?`} confirmContent="It goes to the trash, where it can be restored for 30 days." />
     </TopToolbar>
   );
 }

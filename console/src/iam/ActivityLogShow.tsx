@@ -4,6 +4,7 @@ import { Link } from 'react-router-dom';
 import { RESOURCES, specOf } from '../resources/declarations';
 import { FieldGrid } from '../shared/FieldGrid';
 import { ScrollX } from '../shared/ScrollX';
+import { RestoreButton } from '../undo/RestoreButton';
 
 type Log = { id: string; action: string; resource: string; resource_id: string; changes: { before: Record<string, unknown>; after: Record<string, unknown> } };
 const spec = specOf('activity-logs');
@@ -48,12 +49,24 @@ function RecordLink() {
   return <MuiLink component={Link} to={`/${target.name}/${log.resource_id}/show`}>Open the {target.singular.toLowerCase()}</MuiLink>;
 }
 
+/** *Restore* (issue 24): an update of a cms or crm record can be undone from here too, by who may edit that record. */
+function RestoreLink() {
+  const log = useRecordContext<Log>();
+  const target = RESOURCES.find((r) => r.name === log?.resource);
+  const { canAccess } = useCanAccess({ resource: target?.name ?? 'activity-logs', action: 'edit' });
+  if (!log || !target || target.module === 'iam' || target.readOnly || !canAccess) return null;
+  if (log.action === 'delete') return <MuiLink component={Link} to={`/trash/${target.module}`}>Find it in the trash</MuiLink>;
+  if (log.action !== 'update') return null;
+  return <RestoreButton path={target.path} recordId={log.resource_id} logId={log.id} label={target.singular} />;
+}
+
 export default function ActivityLogShow() {
   return (
     <Show title="Activity">
       <SimpleShowLayout>
         <FieldGrid fields={spec.fields} columns={4} />
         <RecordLink />
+        <RestoreLink />
       </SimpleShowLayout>
       <Changes />
     </Show>

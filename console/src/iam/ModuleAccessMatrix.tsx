@@ -1,4 +1,4 @@
-import { Box, Checkbox, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
+import { Box, Checkbox, NativeSelect, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { usePermissions, useRecordContext } from 'react-admin';
@@ -8,8 +8,11 @@ import { MODULE_LABELS, MODULES, type Module } from '../resources/types';
 import { ScrollX } from '../shared/ScrollX';
 import { useApiAction } from '../shared/useApiAction';
 
-type Access = { id: string; module: Module; can_read: boolean; can_write: boolean; can_delete: boolean };
+type Scope = 'all' | 'department' | 'own';
+type Access = { id: string; module: Module; can_read: boolean; can_write: boolean; can_delete: boolean; scope: Scope };
 const FLAGS = [['can_read', 'Read'], ['can_write', 'Write'], ['can_delete', 'Delete']] as const;
+/** Which crm records the user sees (issue 23); other modules have no record scope. */
+const SCOPES: [Scope, string][] = [['all', 'All records'], ['department', 'Their department\'s'], ['own', 'Their own']];
 
 /**
  * A user's module access as a matrix of checkboxes (read / write / delete per module). Each change is saved at once:
@@ -34,6 +37,26 @@ export default function ModuleAccessMatrix() {
   });
   if (!user) return null;
   const editable = can(permissions, 'iam', 'write');
+
+  /** One change at a time, then the rows as the API holds them (see above). */
+  const saveOne = async (change: () => Promise<void>) => {
+    if (saving.current) return;
+    saving.current = true;
+    setBusy(true);
+    try {
+      await change();
+      forgetSession();
+      void queryClient.invalidateQueries({ queryKey: ['auth'] });
+      await queryClient.refetchQueries({ queryKey: key, exact: true });
+    } finally {
+      saving.current = false;
+      setBusy(false);
+    }
+  };
+  const setScope = (row: Access, scope: Scope) => saveOne(() => run(
+    () => api(`/api/iam/module-access/${row.id}`, { method: 'PATCH', body: { scope } }),
+    `${user.name}: crm records ${SCOPES.find(([value]) => value === scope)![1].toLowerCase()}`,
+  ));
 
   const toggle = async (module: Module, flag: (typeof FLAGS)[number][0], value: boolean) => {
     if (saving.current) return;
@@ -63,11 +86,12 @@ export default function ModuleAccessMatrix() {
     <Box component="section" aria-labelledby="access-title" sx={{ p: 2 }}>
       <Typography id="access-title" variant="h6" component="h2" gutterBottom>Module access</Typography>
       <ScrollX label="Module access table">
-        <Table size="small" aria-labelledby="access-title" sx={{ maxWidth: 520 }}>
+        <Table size="small" aria-labelledby="access-title" sx={{ maxWidth: 680 }}>
           <TableHead>
             <TableRow>
               <TableCell>Module</TableCell>
               {FLAGS.map(([, label]) => <TableCell key={label} align="center">{label}</TableCell>)}
+              <TableCell>Records</TableCell>
             </TableRow>
           </TableHead>
           <TableBody>
@@ -86,6 +110,18 @@ export default function ModuleAccessMatrix() {
                       />
                     </TableCell>
                   ))}
+                  <TableCell>
+                    {module === 'crm' && row ? (
+                      <NativeSelect
+                        value={row.scope}
+                        disabled={!editable || busy || rows.isPending || rows.isFetching}
+                        onChange={(event) => setScope(row, event.target.value as Scope)}
+                        inputProps={{ 'aria-label': 'Which crm records' }}
+                      >
+                        {SCOPES.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+                      </NativeSelect>
+                    ) : module === 'crm' ? '' : 'All'}
+                  </TableCell>
                 </TableRow>
               );
             })}

@@ -1,4 +1,7 @@
+import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
 import ManageAccountsIcon from '@mui/icons-material/ManageAccounts';
+import ViewKanbanIcon from '@mui/icons-material/ViewKanban';
+import GridViewIcon from '@mui/icons-material/GridView';
 import { ListSubheader } from '@mui/material';
 import type { ReactNode } from 'react';
 import { AppBar, Layout as RaLayout, Logout, Menu, MenuItemLink, UserMenu, useGetIdentity, usePermissions, useSidebarState } from 'react-admin';
@@ -27,9 +30,16 @@ function Navigation() {
       {MODULES.filter((module) => can(permissions, module, 'read')).map((module) => (
         <div key={module} role="group" aria-label={MODULE_LABELS[module]}>
           {open ? <ListSubheader component="div" aria-hidden sx={{ lineHeight: '32px', bgcolor: 'transparent' }}>{MODULE_LABELS[module]}</ListSubheader> : null}
+          {module === 'crm' ? (
+            <>
+              <Menu.Item to="/crm/pipeline" primaryText="Pipeline" leftIcon={<ViewKanbanIcon />} />
+              <Menu.Item to="/crm/availability" primaryText="Availability" leftIcon={<GridViewIcon />} />
+            </>
+          ) : null}
           {RESOURCES.filter((spec) => spec.module === module).map((spec) => (
             <Menu.ResourceItem key={spec.name} name={spec.name} />
           ))}
+          {module !== 'iam' && can(permissions, module, 'delete') ? <Menu.Item to={`/trash/${module}`} primaryText="Trash" leftIcon={<DeleteSweepIcon />} /> : null}
         </div>
       ))}
     </Menu>

@@ -63,7 +63,7 @@ const projects: ResourceSpec = {
     { source: 'coordinates.lng', label: 'Longitude', type: 'number' },
     { source: 'nearby_landmarks', label: 'Nearby landmarks', type: 'landmarks' },
     { source: 'amenities', label: 'Amenities', type: 'strings' },
-    { source: 'cover_photo', label: 'Cover photo', type: 'image' },
+    { source: 'cover_photo', label: 'Cover photo', type: 'image', list: true },
     { source: 'seo_title', label: 'SEO title', type: 'text' },
     { source: 'seo_description', label: 'SEO description', type: 'longtext' },
     { source: 'seo_keywords', label: 'SEO keywords', type: 'text', helper: 'Comma-separated' },
@@ -76,7 +76,8 @@ const projects: ResourceSpec = {
     { source: 'status', label: 'Status', type: 'select', choices: PROJECT_STATUSES, multiple: true },
     { source: 'type', label: 'Type', type: 'select', choices: PROJECT_TYPES, multiple: true },
   ],
-  showExtras: lazy(() => import('../cms/ProjectGallery')),
+  // The gallery, and a link to the project's availability board (console/src/workspace).
+  showExtras: lazy(() => import('../workspace/ProjectExtras')),
 };
 
 const articles: ResourceSpec = {
@@ -169,6 +170,8 @@ const leads: ResourceSpec = {
     { source: 'source', label: 'Source', type: 'select', choices: LEAD_SOURCES, multiple: true },
     { source: 'assigned_to', label: 'Assigned to', type: 'ref', ref: { resource: 'users', text: 'name' } },
   ],
+  // The lead's workspace under its fields: quick actions, timeline, follow-ups, reservations and inquiries.
+  showExtras: lazy(() => import('../workspace/LeadWorkspace')),
 };
 
 const inventory: ResourceSpec = {

@@ -28,8 +28,20 @@ function RefLink({ resource, id, text }: { resource: string; id?: string; text: 
   );
 }
 
-/** A value as a person reads it, from the record in context. */
-export function FieldValue({ field }: { field: FieldSpec }): ReactNode {
+/** An uploaded image at the size shown: the browser picks from its WebP variants (`<field>_variants.srcset`). */
+function Picture({ field, src, dense }: { field: FieldSpec; src: string; dense?: boolean }) {
+  const record = useRecordContext();
+  const variants = get(record, `${field.source}_variants`) as { srcset?: string } | null | undefined;
+  const name = record?.name ?? record?.title ?? 'the record';
+  const size = dense ? { width: 64, height: 48, objectFit: 'cover' as const } : { maxWidth: 240, maxHeight: 160 };
+  return (
+    <Box component="img" src={src} srcSet={variants?.srcset} sizes={dense ? '64px' : '240px'} loading={dense ? 'lazy' : undefined}
+      alt={`${field.label} of ${name}`} sx={{ ...size, borderRadius: 1, display: 'block' }} />
+  );
+}
+
+/** A value as a person reads it, from the record in context; `dense`: as a list's cell shows it (a thumbnail). */
+export function FieldValue({ field, dense }: { field: FieldSpec; dense?: boolean }): ReactNode {
   const record = useRecordContext();
   const value = get(record, field.source);
   if (value === undefined || value === null || value === '' || (Array.isArray(value) && !value.length)) return <Typography component="span" variant="body2" color="text.secondary">—</Typography>;
@@ -55,7 +67,7 @@ export function FieldValue({ field }: { field: FieldSpec }): ReactNode {
         </Box>
       );
     case 'image':
-      return <Box component="img" src={value} alt={`${field.label} of ${record?.name ?? record?.title ?? 'the record'}`} sx={{ maxWidth: 240, maxHeight: 160, borderRadius: 1 }} />;
+      return <Picture field={field} src={value} dense={dense} />;
     case 'longtext':
       return <Typography component="span" variant="body2" sx={{ whiteSpace: 'pre-wrap' }}>{String(value)}</Typography>;
     case 'email':

@@ -25,7 +25,7 @@ function EditToolbar({ spec }: { spec: ResourceSpec }) {
   return (
     <Toolbar sx={{ justifyContent: 'space-between' }}>
       <SaveButton label="Save" />
-      {record ? <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="This cannot be undone." /> : null}
+      {record ? <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent={spec.module === 'iam' ? 'This cannot be undone.' : 'It goes to the trash, where it can be restored for 30 days.'} /> : null}
     </Toolbar>
   );
 }

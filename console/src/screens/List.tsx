@@ -1,5 +1,7 @@
-import { type Theme, useMediaQuery } from '@mui/material';
-import { CreateButton, DataTable, DeleteButton, List, Pagination, SimpleList, TextInput, TopToolbar, useRecordContext } from 'react-admin';
+import FilterListIcon from '@mui/icons-material/FilterList';
+import { Box, Button, type Theme, useMediaQuery } from '@mui/material';
+import { type ReactNode, useState } from 'react';
+import { CreateButton, DataTable, DeleteButton, List, Pagination, SimpleList, TextInput, TopToolbar, useListContext, useRecordContext } from 'react-admin';
 import { FieldValue, filterInput } from '../resources/fields';
 import { listFiltersOf } from '../resources/ranges';
 import type { ResourceSpec } from '../resources/types';
@@ -7,9 +9,10 @@ import { IMPORT_PATHS, ImportableEmpty, ImportCsvButton } from '../integrations/
 import { ExportCsvButton } from './ExportCsvButton';
 import { useSpec } from './useSpec';
 
-function Actions({ spec }: { spec: ResourceSpec }) {
+function Actions({ spec, toggle }: { spec: ResourceSpec; toggle?: ReactNode }) {
   return (
-    <TopToolbar>
+    <TopToolbar sx={{ flexWrap: 'wrap' }}>
+      {toggle}
       {spec.readOnly ? null : <CreateButton label="Create" />}
       {spec.exportable ? <ExportCsvButton spec={spec} /> : null}
       <ImportCsvButton spec={spec} />
@@ -27,6 +30,17 @@ function RowDelete({ spec }: { spec: ResourceSpec }) {
   );
 }
 
+/** On a phone the filters (all but the search box) wait behind this button; it says how many are in use. */
+function FiltersToggle({ open, onToggle, sources }: { open: boolean; onToggle: () => void; sources: string[] }) {
+  const { filterValues } = useListContext();
+  const used = sources.filter((source) => { const v = filterValues?.[source]; return v !== undefined && v !== '' && !(Array.isArray(v) && !v.length); }).length;
+  return (
+    <Button size="small" startIcon={<FilterListIcon />} aria-expanded={open} onClick={onToggle}>
+      {used ? `Filters (${used})` : 'Filters'}
+    </Button>
+  );
+}
+
 /** Two more fields of a record, as text, for the narrow list. */
 function Summary({ spec, fields }: { spec: ResourceSpec; fields: string[] }) {
   const record = useRecordContext();
@@ -41,19 +55,28 @@ function Summary({ spec, fields }: { spec: ResourceSpec; fields: string[] }) {
 /** Every list alike: exact totals and paging from the API, sortable columns, its filters, the search box, export. */
 export default function ResourceList() {
   const spec = useSpec();
+  const small = useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'));
+  const [filtersOpen, setFiltersOpen] = useState(false);
+  const declared = listFiltersOf(spec);
+  // Every filter is on screen (they wrap): nothing to discover behind an "Add filter" menu. On a phone they would fill
+  // the first screen before any record, so there they wait behind a "Filters" button (their values still apply).
+  const collapsed = small && !filtersOpen && declared.length > 1;
   const filters = [
     ...(spec.search || spec.whole ? [<TextInput key="q" source="q" label="Search" alwaysOn resettable={false} helperText={false} />] : []),
-    // Every filter is on screen (they wrap on a narrow one): nothing to discover behind an "Add filter" menu.
-    ...listFiltersOf(spec).map(filterInput),
+    ...(collapsed ? [] : declared.map(filterInput)),
   ];
+  const toggle = small && declared.length > 1
+    ? <FiltersToggle open={filtersOpen} onToggle={() => setFiltersOpen(!filtersOpen)} sources={declared.map((filter) => filter.source)} />
+    : undefined;
   const sortField = spec.defaultSort ?? spec.sortable[0];
-  const small = useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'));
-  const columns = spec.fields.filter((field) => field.list);
+  // A thumbnail first, where the list shows one (projects' covers).
+  const columns = spec.fields.filter((field) => field.list).sort((a, b) => Number(b.type === 'image') - Number(a.type === 'image'));
+  const thumbnail = columns.find((field) => field.type === 'image');
   return (
     <List
       title={spec.label}
       filters={filters.length ? filters : undefined}
-      actions={<Actions spec={spec} />}
+      actions={<Actions spec={spec} toggle={toggle} />}
       empty={spec.name in IMPORT_PATHS ? <ImportableEmpty spec={spec} /> : undefined}
       sort={sortField ? { field: sortField, order: spec.whole ? 'ASC' : 'DESC' } : undefined}
       perPage={25}
@@ -66,12 +89,13 @@ export default function ResourceList() {
         <SimpleList
           linkType="show"
           primaryText={(record) => spec.title(record)}
-          secondaryText={() => <Summary fields={columns.map((field) => field.source)} spec={spec} />}
+          secondaryText={() => <Summary fields={columns.filter((field) => field !== thumbnail).map((field) => field.source)} spec={spec} />}
+          leftIcon={thumbnail ? () => <Box sx={{ mr: 1 }}><FieldValue field={thumbnail} dense /></Box> : undefined}
         />
       ) : (
       <DataTable bulkActionButtons={false} rowClick="show">
         {columns.map((field) => (
-          <DataTable.Col key={field.source} source={field.source} label={field.label} disableSort={!spec.sortable.includes(field.source)} render={() => <FieldValue field={field} />} />
+          <DataTable.Col key={field.source} source={field.source} label={field.label} disableSort={!spec.sortable.includes(field.source)} render={() => <FieldValue field={field} dense />} />
         ))}
         {spec.deletable ? <DataTable.Col label="Actions" render={() => <RowDelete spec={spec} />} /> : null}
       </DataTable>

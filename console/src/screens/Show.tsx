@@ -18,7 +18,7 @@ function Actions({ spec }: { spec: ResourceSpec }) {
   return (
     <TopToolbar>
       <EditButton label="Edit" />
-      <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent="This cannot be undone." />
+      <DeleteButton mutationMode="pessimistic" label="Delete" confirmTitle={`Delete ${spec.singular.toLowerCase()} "${spec.title(record)}"?`} confirmContent={spec.module === 'iam' ? 'This cannot be undone.' : 'It goes to the trash, where it can be restored for 30 days.'} />
     </TopToolbar>
   );
 }

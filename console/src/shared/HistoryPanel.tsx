@@ -2,9 +2,10 @@ import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import { Accordion, AccordionDetails, AccordionSummary, Alert, Box, Skeleton, Table, TableBody, TableCell, TableHead, TablePagination, TableRow, Typography } from '@mui/material';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { useLogoutIfAccessDenied, useRecordContext } from 'react-admin';
+import { useCanAccess, useLogoutIfAccessDenied, useRecordContext } from 'react-admin';
 import { api } from '../api/http';
 import type { ResourceSpec } from '../resources/types';
+import { RestoreButton } from '../undo/RestoreButton';
 import { ScrollX } from './ScrollX';
 
 type Entry = {
@@ -51,6 +52,9 @@ function Changes({ entry }: { entry: Entry }) {
 
 /** One page of the history, read when the panel opens (and again each time it does: it changes with every save). */
 function HistoryTable({ spec, id }: { spec: ResourceSpec; id: string }) {
+  // cms and crm records can be set back to their state before a change (issue 24), by who may edit them.
+  const { canAccess: canEdit } = useCanAccess({ resource: spec.name, action: 'edit' });
+  const restorable = spec.module !== 'iam' && !spec.readOnly && !!canEdit;
   const [page, setPage] = useState(0);
   const [limit, setLimit] = useState(10);
   const logoutIfAccessDenied = useLogoutIfAccessDenied();
@@ -71,7 +75,7 @@ function HistoryTable({ spec, id }: { spec: ResourceSpec; id: string }) {
       <Box sx={{ contain: 'inline-size' }}><ScrollX label="History of changes">
         <Table size="small" aria-label={`History of this ${spec.singular.toLowerCase()}`}>
           <TableHead>
-            <TableRow><TableCell>When</TableCell><TableCell>Who</TableCell><TableCell>Action</TableCell><TableCell>Changes</TableCell></TableRow>
+            <TableRow><TableCell>When</TableCell><TableCell>Who</TableCell><TableCell>Action</TableCell><TableCell>Changes</TableCell>{restorable ? <TableCell><Box component="span" sx={{ position: 'absolute', left: -9999 }}>Restore</Box></TableCell> : null}</TableRow>
           </TableHead>
           <TableBody>
             {data.map((entry) => (
@@ -80,6 +84,11 @@ function HistoryTable({ spec, id }: { spec: ResourceSpec; id: string }) {
                 <TableCell>{entry.user?.name ?? 'the system'}</TableCell>
                 <TableCell>{entry.action}</TableCell>
                 <TableCell sx={{ minWidth: 220 }}><Changes entry={entry} /></TableCell>
+                {restorable ? (
+                  <TableCell>
+                    {entry.action === 'update' ? <RestoreButton path={spec.path} recordId={id} logId={entry.id} label={spec.singular} onRestored={() => void history.refetch()} /> : null}
+                  </TableCell>
+                ) : null}
               </TableRow>
             ))}
           </TableBody>

@@ -309,12 +309,25 @@ Base pay plus commission.`,
 export const DEPARTMENTS = ['Management', 'Sales', 'Marketing', 'Customer Care', 'Property Management'];
 
 /** The staff who work the leads and inquiries besides the demo administrator. */
+/** Staff; `scope`: which crm records they see (one of each: an agent her own, an agent his department's, the rest all). */
 export const STAFF = [
-  { name: 'Maria Santos', email: 'maria.santos@example.com', department: 'Sales', grants: { crm: 'rwd', cms: 'r' } },
-  { name: 'Paolo Reyes', email: 'paolo.reyes@example.com', department: 'Sales', grants: { crm: 'rw' } },
-  { name: 'Carla Mendoza', email: 'carla.mendoza@example.com', department: 'Marketing', grants: { cms: 'rwd', crm: 'r' } },
-  { name: 'Jose Villanueva', email: 'jose.villanueva@example.com', department: 'Customer Care', grants: { crm: 'rw' } },
+  { name: 'Maria Santos', email: 'maria.santos@example.com', department: 'Sales', grants: { crm: 'rwd', cms: 'r' }, scope: 'own' },
+  { name: 'Paolo Reyes', email: 'paolo.reyes@example.com', department: 'Sales', grants: { crm: 'rw' }, scope: 'department' },
+  { name: 'Carla Mendoza', email: 'carla.mendoza@example.com', department: 'Marketing', grants: { cms: 'rwd', crm: 'r' }, scope: 'all' },
+  { name: 'Jose Villanueva', email: 'jose.villanueva@example.com', department: 'Customer Care', grants: { crm: 'rw' }, scope: 'all' },
 ] as const;
+
+/** What staff write on a lead's timeline, by kind. */
+export const CALL_NOTES = {
+  answered: ['Interested; asked for the price list and payment terms.', 'Talked about the two-bedroom units; will visit with the family.', 'Asked about bank financing; sent the requirements.'],
+  no_answer: ['No answer; try again tomorrow morning.', 'Rang out twice.'],
+  busy: ['Line busy; texted instead.'],
+  voicemail: ['Left a voicemail with my number.'],
+} as const;
+export const EMAIL_NOTES = ['Sent the brochure and the price list.', 'Sent the sample computation for a 20% down payment.', 'Sent the reservation requirements and the site map.'];
+export const MEETING_PLACES = ['Site office, model house row', 'Sales gallery, ground floor', 'Coffee shop near their office'];
+export const LOST_NOTES = ['Bought elsewhere, closer to their work.', 'Budget on hold until next year.', 'Not reachable after three tries.'];
+export const FOLLOW_UPS = ['Call back about the payment terms', 'Send the updated price list', 'Confirm the site visit on Saturday', 'Ask for the reservation requirements', 'Check if the bank pre-approved the loan'];
 
 export const FIRST_NAMES = [
   'Juan', 'Maria', 'Jose', 'Ana', 'Miguel', 'Sofia', 'Gabriel', 'Isabel', 'Rafael', 'Camille', 'Andres', 'Patricia', 'Carlo', 'Bea',

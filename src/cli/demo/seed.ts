@@ -3,8 +3,8 @@ import { clock } from '../../clock.js';
 import { slugify } from '../../modules/cms/slug.js';
 import type { Api } from './api.js';
 import {
-  AMENITIES, ARTICLES, CAMPAIGN, CAREERS, DEPARTMENTS, DRAFT_CAMPAIGN, FIRST_NAMES, GENERAL_INTERESTS, INQUIRY_RESPONSES, INQUIRY_TOPICS, LAST_NAMES,
-  LEAD_NOTES, MAIL_DOMAINS, PROJECTS, SOURCE_NOTES, STAFF, STATUS_NOTES, type DemoProject,
+  AMENITIES, ARTICLES, CALL_NOTES, CAMPAIGN, CAREERS, DEPARTMENTS, DRAFT_CAMPAIGN, EMAIL_NOTES, FIRST_NAMES, FOLLOW_UPS, GENERAL_INTERESTS, INQUIRY_RESPONSES,
+  INQUIRY_TOPICS, LAST_NAMES, LEAD_NOTES, LOST_NOTES, MAIL_DOMAINS, MEETING_PLACES, PROJECTS, SOURCE_NOTES, STAFF, STATUS_NOTES, type DemoProject,
 } from './content.js';
 import { photo, type Scene } from './photos.js';
 import type { Random } from './random.js';
@@ -90,7 +90,9 @@ async function staff(ctx: SeedContext, seeded: Seeded): Promise<string[]> {
     const { id } = await ctx.api.post('/api/iam/users', {
       email: member.email, name: member.name, password: generatePassword(), department_id: departmentIds.get(member.department), emailVerified: true,
     });
-    for (const [module, letters] of Object.entries(member.grants)) await ctx.api.post('/api/iam/module-access', { user_id: id, module, ...grantsOf(letters) });
+    for (const [module, letters] of Object.entries(member.grants)) {
+      await ctx.api.post('/api/iam/module-access', { user_id: id, module, ...grantsOf(letters), ...(module === 'crm' ? { scope: member.scope } : {}) });
+    }
     if (member.department === 'Sales') sales.push(id);
   }
   seeded.departments = DEPARTMENTS.length;
@@ -179,15 +181,18 @@ async function inventory(ctx: SeedContext, made: SeededProject[], seeded: Seeded
 }
 
 type Buyer = Person & { when: Date; interest: string };
+/** A seeded lead: when it came, where it stands and whose it is. */
+type SeededLead = { id: string; when: Date; status: string; assignee: string | null };
 
 /**
  * Leads over the last weeks, from every source, each worked to its status by a later change (so its history shows
  * who moved it when); most are assigned to the administrator or a sales agent. Answers the converted ones.
  */
-async function leads(ctx: SeedContext, made: SeededProject[], sales: string[], seeded: Seeded): Promise<Buyer[]> {
+async function leads(ctx: SeedContext, made: SeededProject[], sales: string[], seeded: Seeded): Promise<{ converted: Buyer[]; all: SeededLead[] }> {
   const { random } = ctx;
   const taken = new Set<string>();
   const converted: Buyer[] = [];
+  const all: SeededLead[] = [];
   for (const when of moments(random, DEMO_SIZE.leads, ctx.historyDays)) {
     const who = person(random, taken);
     const age = (Date.now() - when.getTime()) / DAY;
@@ -202,13 +207,70 @@ async function leads(ctx: SeedContext, made: SeededProject[], sales: string[], s
       first_name: who.first, last_name: who.last, source, email: contact === 'phone' ? null : who.email, phone: contact === 'email' ? null : who.phone,
       interest, notes, assigned_to: assignee,
     }));
+    all.push({ id, when, status, assignee });
     if (status === 'new') continue;
     const worked = later(when, random.between(0.2, Math.min(12, age)));
     await at(worked, () => ctx.api.patch(`/api/crm/leads/${id}`, { status, notes: [notes, STATUS_NOTES[status]].filter(Boolean).join('\n') }));
     if (status === 'converted') converted.push({ ...who, when: worked, interest });
   }
   seeded.leads = DEMO_SIZE.leads;
-  return converted;
+  return { converted, all };
+}
+
+const HOUR = 3600 * 1000;
+/** Leads given a story and follow-ups. */
+const STORIES = 60;
+
+/**
+ * Each lead's story (issue 23): the calls, e-mails, site visits and notes of the leads staff worked, written when they
+ * happened; and follow-ups — for most open leads one to do (some overdue, some today, some later), for some worked ones
+ * one already done (it shows on the lead's timeline).
+ */
+async function stories(ctx: SeedContext, all: SeededLead[], seeded: Seeded) {
+  const { random } = ctx;
+  let activities = 0;
+  let tasks = 0;
+  let overdue = 0;
+  const write = async (lead: SeededLead, when: Date, body: Record<string, unknown>) => {
+    await at(when, () => ctx.api.post(`/api/crm/leads/${lead.id}/activities`, body));
+    activities++;
+  };
+  // The newest leads (those an agent opens first), so the seed stays quick.
+  for (const lead of all.slice(-STORIES)) {
+    const age = (Date.now() - lead.when.getTime()) / DAY;
+    if (lead.status !== 'new') {
+      const outcome = lead.status === 'lost' ? random.pick(['no_answer', 'voicemail', 'busy'] as const) : random.weighted([['answered', 6], ['no_answer', 2], ['voicemail', 1]] as const);
+      const first = later(lead.when, random.between(0.05, Math.min(2, age)));
+      await write(lead, first, { kind: 'call', outcome, body: random.pick(CALL_NOTES[outcome]), occurred_at: first.toISOString() });
+      if (lead.status !== 'contacted' && lead.status !== 'lost') await write(lead, later(first, 0.1), { kind: 'email', body: random.pick(EMAIL_NOTES) });
+      if (lead.status === 'qualified' || lead.status === 'converted') {
+        const visit = later(first, random.between(1, Math.max(1, age - 1)));
+        await write(lead, later(first, 0.2), { kind: 'site_visit', occurred_at: visit.toISOString(), place: random.pick(MEETING_PLACES), body: 'Toured the model units.' });
+      }
+      if (lead.status === 'lost') await write(lead, later(first, random.between(1, 5)), { kind: 'note', body: random.pick(LOST_NOTES) });
+    }
+    // Open leads mostly have something to do next; a worked one may have had its follow-up done already.
+    const open = lead.status === 'new' || lead.status === 'contacted' || lead.status === 'qualified';
+    if (open && random.chance(0.6)) {
+      const when = random.weighted([['overdue', 3], ['today', 2], ['later', 4]] as const);
+      const due = when === 'overdue' ? new Date(Date.now() - random.between(0.2, 4) * DAY)
+        : when === 'today' ? new Date(Date.now() + random.between(0.5, 6) * HOUR)
+        : new Date(Date.now() + random.between(1, 10) * DAY);
+      await ctx.api.post('/api/crm/tasks', {
+        title: random.pick(FOLLOW_UPS), due_at: due.toISOString(), lead_id: lead.id, ...(lead.assignee ? { assigned_to: lead.assignee } : {}),
+      });
+      tasks++;
+      if (when === 'overdue') overdue++;
+    } else if (lead.status !== 'new' && random.chance(0.3)) {
+      const done = later(lead.when, random.between(0.5, Math.min(3, age)));
+      const { id } = await at(later(lead.when, 0.1), () => ctx.api.post('/api/crm/tasks', { title: random.pick(FOLLOW_UPS), due_at: done.toISOString(), lead_id: lead.id }));
+      await at(done, () => ctx.api.patch(`/api/crm/tasks/${id}`, { done: true }));
+      tasks++;
+    }
+  }
+  seeded.activities = activities;
+  seeded.tasks = tasks;
+  seeded['tasks overdue'] = overdue;
 }
 
 /**
@@ -307,7 +369,8 @@ export async function seedDemo(ctx: SeedContext): Promise<Seeded> {
   await cmsContent(ctx, seeded);
   const made = await projects(ctx, seeded);
   const units = await inventory(ctx, made, seeded);
-  const buyers = await leads(ctx, made, sales, seeded);
+  const { converted: buyers, all } = await leads(ctx, made, sales, seeded);
+  await stories(ctx, all, seeded);
   await reservations(ctx, units, buyers, seeded);
   await inquiries(ctx, seeded);
   const emails = await subscribers(ctx, seeded);

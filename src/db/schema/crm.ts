@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, boolean, type ExtraConfigColumn, index, integer, jsonb, numeric, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, boolean, check, date, type ExtraConfigColumn, index, integer, jsonb, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { clock } from '../../clock.js';
 import { createdAt, id, ts, updatedAt } from './common.js';
 import { projects } from './cms.js';
 import { users } from './iam.js';
@@ -29,10 +30,13 @@ export const leads = pgTable('leads', {
   interest: text('interest'),
   notes: text('notes'),
   assigned_to: uuid('assigned_to').references(() => users.id),
+  /** Who created it through the API (record scopes, issue 23); null for imports and the public website. */
+  created_by: uuid('created_by').references(() => users.id),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('leads', t),
+  index('leads_created_by_idx').on(t.created_by, t.created_at, t.id),
   index('leads_status_idx').on(t.status, t.created_at, t.id),
   index('leads_source_idx').on(t.source, t.created_at, t.id),
   index('leads_assigned_idx').on(t.assigned_to, t.created_at, t.id),
@@ -78,14 +82,18 @@ export const reservations = pgTable('reservations', {
   payment_status: text('payment_status', { enum: PAYMENT_STATUSES }).notNull().default('unpaid'),
   notes: text('notes'),
   created_by: uuid('created_by').references(() => users.id),
+  /** The lead this reservation is for (migration 0016): set from the e-mail when none is named. */
+  lead_id: uuid('lead_id').references((): AnyPgColumn => leads.id, { onDelete: 'set null' }),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('reservations', t),
+  index('reservations_lead_idx').on(t.lead_id, t.created_at, t.id),
   index('reservations_status_idx').on(t.status, t.created_at, t.id),
   index('reservations_payment_idx').on(t.payment_status, t.created_at, t.id),
   index('reservations_project_idx').on(t.project_name, t.created_at),
   index('reservations_inventory_idx').on(t.inventory_id),
+  index('reservations_created_by_idx').on(t.created_by, t.created_at, t.id),
 ]);
 
 export const inquiries = pgTable('inquiries', {
@@ -98,11 +106,20 @@ export const inquiries = pgTable('inquiries', {
   status: text('status', { enum: INQUIRY_STATUSES }).notNull().default('unread'),
   responded_by: uuid('responded_by').references(() => users.id),
   response: text('response'),
+  /** Who recorded it through the API (record scopes, issue 23); null for the public website's form. */
+  created_by: uuid('created_by').references(() => users.id),
+  /** The lead this inquiry was turned into (migration 0016). */
+  lead_id: uuid('lead_id').references((): AnyPgColumn => leads.id, { onDelete: 'set null' }),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('inquiries', t),
   index('inquiries_status_idx').on(t.status, t.created_at, t.id),
+  index('inquiries_created_by_idx').on(t.created_by, t.created_at, t.id),
+  index('inquiries_responded_by_idx').on(t.responded_by, t.created_at, t.id),
+  index('inquiries_lead_idx').on(t.lead_id),
+  index('inquiries_email_idx').on(t.email),
+  index('inquiries_phone_digits_idx').on(sql`regexp_replace(${t.phone}, '[^0-9]', '', 'g')`),
 ]);
 
 export const newsletterSubscriptions = pgTable('newsletter_subscriptions', {
@@ -149,6 +166,7 @@ export const campaignDeliveries = pgTable('campaign_deliveries', {
 }, (t) => [
   uniqueIndex('campaign_deliveries_campaign_email_key').on(t.campaign_id, t.email),
   index('campaign_deliveries_pending_idx').on(t.campaign_id, t.status, t.id),
+  index('campaign_deliveries_email_idx').on(t.email),
 ]);
 
 export const IMPORT_RESOURCES = ['leads', 'inventory', 'newsletters'] as const;
@@ -191,3 +209,65 @@ export const imports = pgTable('imports', {
   index('imports_resource_idx').on(t.resource, t.created_at, t.id),
   index('imports_status_idx').on(t.status, t.created_at, t.id),
 ]);
+
+export const ACTIVITY_KINDS = ['note', 'call', 'email', 'meeting', 'site_visit'] as const;
+export const CALL_OUTCOMES = ['answered', 'no_answer', 'busy', 'voicemail', 'wrong_number'] as const;
+
+/** What happened with a lead (migration 0016): a note, a call and its outcome, an e-mail, a meeting or site visit and its place. */
+export const crmActivities = pgTable('crm_activities', {
+  id: id(),
+  lead_id: uuid('lead_id').notNull().references(() => leads.id, { onDelete: 'cascade' }),
+  kind: text('kind', { enum: ACTIVITY_KINDS }).notNull(),
+  body: text('body'),
+  outcome: text('outcome', { enum: CALL_OUTCOMES }),
+  place: text('place'),
+  /** When it happened (or, for a meeting or site visit, when it takes place). */
+  occurred_at: ts('occurred_at').notNull().defaultNow().$defaultFn(() => clock.now()),
+  author_id: uuid('author_id').references(() => users.id),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  newestFirst('crm_activities', t),
+  index('crm_activities_lead_idx').on(t.lead_id, t.occurred_at, t.id),
+  index('crm_activities_author_idx').on(t.author_id, t.created_at, t.id),
+]);
+
+/** Follow-ups (migration 0016): something to do by a time, for someone, maybe about a lead, reservation or inquiry. */
+export const crmTasks = pgTable('crm_tasks', {
+  id: id(),
+  title: text('title').notNull(),
+  notes: text('notes'),
+  due_at: ts('due_at').notNull(),
+  assigned_to: uuid('assigned_to').notNull().references(() => users.id),
+  lead_id: uuid('lead_id').references(() => leads.id, { onDelete: 'set null' }),
+  reservation_id: uuid('reservation_id').references(() => reservations.id, { onDelete: 'set null' }),
+  inquiry_id: uuid('inquiry_id').references(() => inquiries.id, { onDelete: 'set null' }),
+  done_at: ts('done_at'),
+  done_by: uuid('done_by').references(() => users.id),
+  created_by: uuid('created_by').references(() => users.id),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [
+  newestFirst('crm_tasks', t),
+  index('crm_tasks_due_idx').on(t.due_at, t.id),
+  index('crm_tasks_assigned_idx').on(t.assigned_to, t.due_at, t.id),
+  index('crm_tasks_open_idx').on(t.due_at, t.assigned_to).where(sql`${t.done_at} is null`),
+  index('crm_tasks_lead_idx').on(t.lead_id, t.done_at),
+  index('crm_tasks_reservation_idx').on(t.reservation_id),
+  index('crm_tasks_inquiry_idx').on(t.inquiry_id),
+  check('crm_tasks_done_check', sql`${t.done_by} is null or ${t.done_at} is not null`),
+]);
+
+/** A user's own settings (migration 0016): whether the morning e-mail of follow-ups comes (no row: it does). */
+export const userPreferences = pgTable('user_preferences', {
+  user_id: uuid('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
+  task_digest: boolean('task_digest').notNull().default(true),
+  updated_at: updatedAt(),
+});
+
+/** The local days a user's morning e-mail went out: one row each, so two instances send it once. */
+export const taskDigests = pgTable('task_digests', {
+  user_id: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  created_at: createdAt(),
+}, (t) => [primaryKey({ name: 'task_digests_pkey', columns: [t.user_id, t.day] })]);

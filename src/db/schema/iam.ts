@@ -5,6 +5,12 @@ import { createdAt, id, ts, updatedAt } from './common.js';
 export const MODULES = ['cms', 'crm', 'iam'] as const;
 export type ModuleName = (typeof MODULES)[number];
 export const ACTIONS = ['create', 'update', 'delete'] as const;
+/**
+ * A user's record scope in the crm module (issue 23): `all` records (the default), those of their `department` (owned
+ * by anyone in it) or their `own`. Which users own a record: the resource's `ownership` (src/data/resource.ts).
+ */
+export const RECORD_SCOPES = ['all', 'department', 'own'] as const;
+export type RecordScope = (typeof RECORD_SCOPES)[number];
 
 export const departments = pgTable('departments', {
   id: id(),
@@ -99,11 +105,15 @@ export const moduleAccess = pgTable('module_access', {
   can_read: boolean('can_read').notNull().default(false),
   can_write: boolean('can_write').notNull().default(false),
   can_delete: boolean('can_delete').notNull().default(false),
+  /** Which records of the module the user sees (crm only; issue 23, migration 0015): see RECORD_SCOPES. */
+  scope: text('scope', { enum: RECORD_SCOPES }).notNull().default('all'),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [
   uniqueIndex('module_access_user_module_key').on(t.user_id, t.module),
   check('module_access_module_check', sql`${t.module} in ('cms', 'crm', 'iam')`),
+  check('module_access_scope_check', sql`${t.scope} in ('all', 'department', 'own')`),
+  check('module_access_scope_module_check', sql`${t.scope} = 'all' or ${t.module} = 'crm'`),
 ]);
 
 /** A token's own module flags (at most its creator's when created; its creator's current flags bound them at use). */
@@ -141,6 +151,8 @@ export const activityLogs = pgTable('activity_logs', {
   ip_address: text('ip_address'),
   user_agent: text('user_agent'),
   created_at: createdAt(),
+  /** The entry this change restores (issue 24, migration 0017): a record set back to that change's state, or recreated from the trash. */
+  restored_from: uuid('restored_from'),
 }, (t) => [
   index('activity_logs_created_idx').on(t.created_at, t.id),
   index('activity_logs_user_idx').on(t.user_id, t.created_at, t.id),

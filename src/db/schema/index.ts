@@ -2,3 +2,4 @@ export * from './iam.js';
 export * from './cms.js';
 export * from './crm.js';
 export * from './webhooks.js';
+export * from './trash.js';

@@ -1,5 +1,6 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
+import { trashRoutes } from '../../http/trash-routes.js';
 import amenityRoutes from './amenities.js';
 import articleRoutes from './articles.js';
 import careerRoutes from './careers.js';
@@ -13,4 +14,6 @@ export default moduleRoutes('cms', async (app: App) => {
   await app.register(careerRoutes);
   await app.register(amenityRoutes);
   await app.register(cmsStatsRoutes);
+  // Last: the trash lists the resources registered above (issue 24).
+  await app.register(trashRoutes('cms'));
 });

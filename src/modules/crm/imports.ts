@@ -115,7 +115,9 @@ const describe = (kind: ImportKind, maxBytes: number) => {
     `Columns: those of the export (${accepted(kind).map((c) => `\`${c}\``).join(', ')}); the ones that are no create field (${kind.exported.filter((c) => !fields.includes(c) && !fields.includes(c.replace(/_id$/, ''))).map((c) => `\`${c}\``).join(', ')}) are ignored, so an exported file re-imports as it is.`,
     `Required columns: ${required.map((c) => `\`${c}\``).join(', ')}. Any other column is a 400 naming it. An empty cell is an absent field.`,
     'Each row is validated exactly as the create route validates its body, with its own checks (references must exist).',
-    `A row is skipped, not changed, when its natural key is known: ${ROUTES[kind.name].keys}, or an earlier row of the file had it.`,
+    `A row is skipped, not changed, when its natural key is known: ${ROUTES[kind.name].keys}, or an earlier row of the file had it. `
+      + 'Keys are compared with every record, also those outside the importing user\'s record scope: a dry run then counts the row in `duplicate_rows`, '
+      + 'and says nothing of the record it matched (neither which one nor whose). Imported records have no creator (`created_by` null): they belong to their assignee.',
     `\`dry_run=true\` answers what an import would do, listing every bad row's line and column; nothing is written. Otherwise the file is stored and a background job imports it in batches of ${IMPORT_BATCH} rows (each batch one transaction, every created record audited with the importing user): 202 with the import's id, whose progress and result \`GET /api/crm/imports/{id}\` shows. The upload counts as one write for the rate limit.`,
   ].join('\n\n');
 };

@@ -1,13 +1,18 @@
 import type { App } from '../../app.js';
 import { moduleRoutes } from '../../auth/guard.js';
+import { trashRoutes } from '../../http/trash-routes.js';
 import campaignRoutes from './campaigns.js';
 import importRoutes from './imports.js';
 import inquiryRoutes from './inquiries.js';
 import inventoryRoutes from './inventory.js';
+import activityRoutes from './activities.js';
+import leadLinkRoutes from './lead-links.js';
 import leadRoutes from './leads.js';
 import newsletterRoutes from './newsletters.js';
 import reservationRoutes from './reservations.js';
 import crmStatsRoutes from './stats.js';
+import taskRoutes from './tasks.js';
+import timelineRoutes from './timeline.js';
 
 /** The crm module: every route inside is guarded by the crm permissions. */
 export default moduleRoutes('crm', async (app: App) => {
@@ -19,4 +24,10 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(campaignRoutes);
   await app.register(crmStatsRoutes);
   await app.register(importRoutes);
+  await app.register(activityRoutes);
+  await app.register(leadLinkRoutes);
+  await app.register(taskRoutes);
+  await app.register(timelineRoutes);
+  // Last: the trash lists the resources registered above (issue 24).
+  await app.register(trashRoutes('crm'));
 });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import type { Actor } from '../../data/actor.js';
-import { anyOf } from '../../data/filters.js';
+import { anyOf, equals } from '../../data/filters.js';
 import { createAudited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Db } from '../../db/client.js';
@@ -12,7 +12,11 @@ import { Email, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text,
 import { inquiryResponseMail } from '../../mail/templates.js';
 import { UserRef, userRefFields } from './shared.js';
 
-/** Inquiries: messages from the website's contact form, answered by staff by e-mail. */
+/**
+ * Inquiries: messages from the website's contact form, answered by staff by e-mail. An inquiry belongs to the user who
+ * recorded it through the API and to the one who responded to it (record scopes): one from the website belongs to
+ * nobody until someone who sees every inquiry responds, so users with an `own` or `department` scope never see it.
+ */
 export const inquiryResource = defineResource({
   name: 'inquiries',
   module: 'crm',
@@ -23,17 +27,18 @@ export const inquiryResource = defineResource({
     fields: {
       id: inquiries.id, name: inquiries.name, email: inquiries.email, phone: inquiries.phone, subject: inquiries.subject,
       message: inquiries.message, status: inquiries.status, responded_by: userRefFields, response: inquiries.response,
-      created_at: inquiries.created_at, updated_at: inquiries.updated_at,
+      created_at: inquiries.created_at, updated_at: inquiries.updated_at, lead_id: inquiries.lead_id,
     },
     joins: (query) => query.leftJoin(users, eq(users.id, inquiries.responded_by)),
   },
   list: {
     sortable: { created_at: inquiries.created_at, status: inquiries.status, updated_at: inquiries.updated_at },
     defaultSort: 'created_at',
-    filters: { status: anyOf(inquiries.status, StringEnum(INQUIRY_STATUSES)) },
+    filters: { status: anyOf(inquiries.status, StringEnum(INQUIRY_STATUSES)), lead_id: equals(inquiries.lead_id, Uuid()) },
     search: [inquiries.name, inquiries.email, inquiries.subject],
   },
   export: {},
+  ownership: [inquiries.created_by, inquiries.responded_by],
 });
 
 export const Inquiry = Strict({
@@ -48,6 +53,7 @@ export const Inquiry = Strict({
   response: Nullable(Type.String()),
   created_at: Timestamp(),
   updated_at: Timestamp(),
+  lead_id: Nullable(Uuid({ description: 'The lead it was turned into (POST …/convert)' })),
 });
 
 /** The inquiry form, for staff and the public website alike. */
@@ -72,7 +78,7 @@ export default async function inquiryRoutes(app: App) {
   resourceRoutes(app, inquiryResource, {
     path: '/api/crm/inquiries',
     Item: Inquiry,
-    create: { body: InquiryInput, summary: 'Record an inquiry', values: inquiryValues },
+    create: { body: InquiryInput, summary: 'Record an inquiry', values: (body, { actor }) => ({ ...inquiryValues(body), created_by: actor.userId }) },
     update: {
       body: InquiryPatch,
       summary: 'Update an inquiry; a response is stored and e-mailed to the inquirer',

@@ -10,7 +10,10 @@ import { Email, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uui
 import { noticeAssignment } from './notices.js';
 import { requireUser, UserRef, userRefFields, withLowerEmail } from './shared.js';
 
-/** Leads: prospective buyers, their source, status and the staff member they are assigned to. */
+/**
+ * Leads: prospective buyers, their source, status and the staff member they are assigned to. A lead belongs to its
+ * assignee and to the user who created it through the API (record scopes; imported leads: their assignee only).
+ */
 export const leadResource = defineResource({
   name: 'leads',
   module: 'crm',
@@ -36,6 +39,7 @@ export const leadResource = defineResource({
     search: [leads.first_name, leads.last_name, leads.email, leads.phone],
   },
   export: {},
+  ownership: [leads.assigned_to, leads.created_by],
 });
 
 export const Lead = Strict({
@@ -77,10 +81,10 @@ export default async function leadRoutes(app: App) {
     Item: Lead,
     create: {
       body: LeadInput,
-      values: async (body) => {
+      values: async (body, { actor }) => {
         assertContact(body);
         await requireUser(db, body.assigned_to, 'assigned_to');
-        return withLowerEmail(body);
+        return { ...withLowerEmail(body), created_by: actor.userId };
       },
       committed: (row, _body, { app, actor }) => noticeAssignment(app, row, row.assigned_to, actor.userId),
     },
@@ -95,5 +99,8 @@ export default async function leadRoutes(app: App) {
         if (row.assigned_to !== before.assigned_to) noticeAssignment(app, row, row.assigned_to, actor.userId);
       },
     },
+    // Its activities go with it; its follow-ups, reservations and inquiries forget it (audited). Loaded when first
+    // needed: those modules name leads themselves, so a static import would make a cycle.
+    remove: { before: async (current, work) => (await import('./lead-links.js')).detachLead(work, current.id) },
   });
 }

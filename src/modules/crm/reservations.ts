@@ -9,9 +9,14 @@ import { conflict, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { changeUnit, inventoryResource } from './inventory.js';
+import { leadOfReservation, requireLead } from './lead-links.js';
 import { UserRef, userRefFields, withLowerEmail } from './shared.js';
 
-/** Reservations: a client holding an inventory unit; reserving locks the unit so exactly one of many wins. */
+/**
+ * Reservations: a client holding an inventory unit; reserving locks the unit so exactly one of many wins. A
+ * reservation belongs to the user who made it (record scopes): its own `created_by`, never another record's owner, so
+ * whether it is in a scope is known from its row alone and the exact totals stay exact per scope.
+ */
 export const reservationResource = defineResource({
   name: 'reservations',
   module: 'crm',
@@ -28,6 +33,7 @@ export const reservationResource = defineResource({
       project_name: reservations.project_name, client_name: reservations.client_name, contact_number: reservations.contact_number,
       email: reservations.email, reservation_date: reservations.reservation_date, status: reservations.status,
       payment_status: reservations.payment_status, notes: reservations.notes, created_by: userRefFields, created_at: reservations.created_at,
+      lead_id: reservations.lead_id,
     },
     joins: (query) => query.leftJoin(inventoryUnits, eq(inventoryUnits.id, reservations.inventory_id)).leftJoin(users, eq(users.id, reservations.created_by)),
   },
@@ -38,11 +44,13 @@ export const reservationResource = defineResource({
       status: anyOf(reservations.status, StringEnum(RESERVATION_STATUSES)),
       payment_status: anyOf(reservations.payment_status, StringEnum(PAYMENT_STATUSES)),
       project_name: equals(reservations.project_name, Type.String({ maxLength: 500 })),
+      lead_id: equals(reservations.lead_id, Uuid()),
     },
     search: [reservations.client_name, reservations.email],
     ranges: { created: reservations.created_at, reservation_date: reservations.reservation_date },
   },
   export: {},
+  ownership: [reservations.created_by],
 });
 
 type ReservationRow = typeof reservations.$inferSelect;
@@ -62,6 +70,7 @@ export const Reservation = Strict({
   notes: Nullable(Type.String()),
   created_by: UserRef,
   created_at: Timestamp(),
+  lead_id: Nullable(Uuid({ description: 'The lead this reservation is for' })),
 });
 
 const ReservationFields = {
@@ -72,6 +81,7 @@ const ReservationFields = {
   reservation_date: Type.Optional(TimestampInput()),
   payment_status: Type.Optional(StringEnum(PAYMENT_STATUSES)),
   notes: Type.Optional(Nullable(Text())),
+  lead_id: Type.Optional(Nullable(Uuid({ description: 'The lead it is for; on create, when omitted, the newest lead with the same e-mail' }))),
 };
 const ReservationInput = Strict({
   inventory_id: Uuid(),
@@ -116,7 +126,7 @@ export default async function reservationRoutes(app: App) {
         const [unit] = await db.select({ project_name: projects.name }).from(inventoryUnits)
           .innerJoin(projects, eq(projects.id, inventoryUnits.project_id)).where(eq(inventoryUnits.id, body.inventory_id)).limit(1);
         if (!unit) throw validationError({ inventory_id: 'must be an existing inventory unit' });
-        return { ...withLowerEmail(withDate(body)), project_name: body.project_name ?? unit.project_name, created_by: actor.userId };
+        return { ...withLowerEmail(withDate(body)), project_name: body.project_name ?? unit.project_name, created_by: actor.userId, lead_id: await leadOfReservation(db, body) };
       },
       // The unit's row is locked first: of many concurrent reservations of one unit exactly one wins.
       insert: async (work, values, body) => {
@@ -130,6 +140,7 @@ export default async function reservationRoutes(app: App) {
     update: {
       body: ReservationPatch,
       summary: 'Update a reservation (cancelling frees its unit)',
+      validate: (body) => requireLead(db, body.lead_id),
       values: (body, current) => {
         if (body.status !== undefined && body.status !== current.status && !MOVES[current.status]?.includes(body.status)) {
           throw conflict(`A ${current.status} reservation cannot become ${body.status}`);

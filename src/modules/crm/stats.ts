@@ -5,6 +5,7 @@ import { clock } from '../../clock.js';
 import { byValue, countsBy, daysBetween, perValue } from '../../data/stats.js';
 import { campaigns, INQUIRY_STATUSES, inventoryUnits, LEAD_SOURCES, LEAD_STATUSES, projects, RESERVATION_STATUSES, SUBSCRIPTION_STATUSES, UNIT_STATUSES } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
+import { recordScope } from '../../auth/guard.js';
 import { errorResponses, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { deliveryCounts, Deliveries } from './campaigns.js';
 import { inquiryResource } from './inquiries.js';
@@ -99,14 +100,16 @@ export default async function crmStatsRoutes(app: App) {
       {}, { created_from: from, created_to: to }, ...days.map((day) => ({ created_from: day, created_to: day })),
       ...perValue('status', LEAD_STATUSES), ...perValue('source', LEAD_SOURCES),
     ];
+    // Leads, reservations and inquiries as the caller's record scope sees them (issue 23); units, subscribers and campaigns are everyone's.
+    const [leadScope, reservationScope, inquiryScope] = await Promise.all([leadResource, reservationResource, inquiryResource].map((resource) => recordScope(app, request, resource)));
     const [leadTotals, unitsByProject, reservationsByStatus, inquiriesByStatus, subscribersByStatus, recent] = await Promise.all([
-      lists.totalsOf(leadResource, leadQueries),
+      lists.totalsOf(leadResource, leadQueries, leadScope),
       // Units are few per project (thousands, not millions): one grouped count serves every project.
       db.select({ id: projects.id, name: projects.name, status: inventoryUnits.status, count: sql<number>`count(*)::int` })
         .from(inventoryUnits).innerJoin(projects, eq(projects.id, inventoryUnits.project_id))
         .groupBy(projects.id, projects.name, inventoryUnits.status).orderBy(asc(projects.name), asc(projects.id)),
-      countsBy(lists, reservationResource, 'status', RESERVATION_STATUSES),
-      countsBy(lists, inquiryResource, 'status', INQUIRY_STATUSES),
+      lists.totalsOf(reservationResource, perValue('status', RESERVATION_STATUSES), reservationScope).then((counts) => byValue(RESERVATION_STATUSES, counts)),
+      lists.totalsOf(inquiryResource, perValue('status', INQUIRY_STATUSES), inquiryScope).then((counts) => byValue(INQUIRY_STATUSES, counts)),
       countsBy(lists, newsletterResource, 'status', SUBSCRIPTION_STATUSES),
       db.select({ id: campaigns.id, name: campaigns.name, status: campaigns.status, scheduled_at: campaigns.scheduled_at, sent_at: campaigns.sent_at })
         .from(campaigns).orderBy(desc(campaigns.created_at), desc(campaigns.id)).limit(RECENT_CAMPAIGNS),

@@ -3,13 +3,16 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
-import { MODULES, moduleAccess, users } from '../../db/schema/index.js';
+import { MODULES, moduleAccess, RECORD_SCOPES, users } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, PartialStrict, Strict, StringEnum, Uuid } from '../../http/schemas.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
 
-const accessFields = { id: moduleAccess.id, module: moduleAccess.module, can_read: moduleAccess.can_read, can_write: moduleAccess.can_write, can_delete: moduleAccess.can_delete };
+const accessFields = {
+  id: moduleAccess.id, module: moduleAccess.module, can_read: moduleAccess.can_read, can_write: moduleAccess.can_write, can_delete: moduleAccess.can_delete,
+  scope: moduleAccess.scope,
+};
 
 /** Module access: a user's read/write/delete flags per module; read per user, written per row (CONTRACT §8). */
 export const moduleAccessResource = defineResource({
@@ -21,11 +24,25 @@ export const moduleAccessResource = defineResource({
   view: { fields: accessFields },
 });
 
-export const ModuleAccess = Strict({ id: Uuid(), module: StringEnum(MODULES), can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean() });
+const SCOPE_DESCRIPTION = 'Which records the user sees (crm only; issue 23): `all` (the default), `department` (records assigned to or created by '
+  + 'anyone in their department; without a department, their own) or `own` (assigned to or created by them). Administrators (iam write) always see all.';
+const Scope = () => StringEnum(RECORD_SCOPES, { description: SCOPE_DESCRIPTION });
+
+export const ModuleAccess = Strict({ id: Uuid(), module: StringEnum(MODULES), can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean(), scope: Scope() });
 
 const Flag = () => Type.Boolean({ default: false });
-const AccessInput = Strict({ user_id: Uuid(), module: StringEnum(MODULES), can_read: Type.Optional(Flag()), can_write: Type.Optional(Flag()), can_delete: Type.Optional(Flag()) });
-const AccessPatch = PartialStrict(Strict({ can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean() }));
+const AccessInput = Strict({
+  user_id: Uuid(), module: StringEnum(MODULES), can_read: Type.Optional(Flag()), can_write: Type.Optional(Flag()), can_delete: Type.Optional(Flag()),
+  scope: Type.Optional(StringEnum(RECORD_SCOPES, { default: 'all', description: SCOPE_DESCRIPTION })),
+});
+const AccessPatch = PartialStrict(Strict({ can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean(), scope: Scope() }));
+
+/** Record scopes are the crm module's (its leads, reservations, inquiries…): cms and iam records have no owner. */
+function assertScopeFits(module: string, scope: string | undefined) {
+  if (scope !== undefined && scope !== 'all' && module !== 'crm') {
+    throw validationError({ scope: `must be all for the ${module} module: record scopes (department, own) apply to the crm module only` });
+  }
+}
 
 const activeUser = async (db: Executor, id: string) =>
   (await db.select({ id: users.id }).from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1))[0];
@@ -54,6 +71,7 @@ export default async function moduleAccessRoutes(app: App) {
       body: AccessInput,
       summary: 'Grant a user permissions on a module',
       values: async (body) => {
+        assertScopeFits(body.module, body.scope);
         if (!(await activeUser(db, body.user_id))) throw validationError({ user_id: 'does not name an existing user' });
         const [existing] = await db.select({ id: moduleAccess.id }).from(moduleAccess)
           .where(and(eq(moduleAccess.user_id, body.user_id), eq(moduleAccess.module, body.module))).limit(1);
@@ -63,11 +81,12 @@ export default async function moduleAccessRoutes(app: App) {
     },
     update: {
       body: AccessPatch,
-      summary: 'Change permission flags (only the flags sent)',
+      summary: 'Change permission flags or the crm record scope (only the fields sent)',
       change: async (work, id, values) => {
         await lockIamWriters(work.tx);
         return work.update(moduleAccessResource, id, async (current) => {
           const next = await values(current);
+          assertScopeFits(current.module, next.scope);
           if (losesIamWrite(current, next)) await assertIamWriterRemains(work.tx, { accessId: id });
           return next;
         });

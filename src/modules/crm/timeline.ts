@@ -1,0 +1,168 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import { type SQL, sql } from 'drizzle-orm';
+import type { App } from '../../app.js';
+import { recordScope } from '../../auth/guard.js';
+import { several } from '../../data/filters.js';
+import { findOne } from '../../data/list.js';
+import { ACTIVITY_KINDS, CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '../../db/schema/index.js';
+import { named } from '../../http/openapi.js';
+import { errorResponses, IdParams, Nullable, Pagination, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { rowsOf } from '../../webhooks/record.js';
+import { leadResource } from './leads.js';
+import { UserRef } from './shared.js';
+
+/**
+ * A lead's timeline (issue 23): one paged list, newest first, of everything the service knows about the lead — its
+ * activities, its creation, status changes and assignments (from the audit trail), its reservations, the inquiries and
+ * newsletter subscription of its e-mail or phone, the campaign e-mails delivered to its address and its follow-ups done.
+ * One statement: each source is read through its own index, newest first and cut at the page's end, then merged; the
+ * total is the sum of each source's count.
+ */
+
+const Text = Type.String();
+const payloads = {
+  activity: Strict({ id: Uuid(), kind: StringEnum(ACTIVITY_KINDS), body: Nullable(Text), outcome: Nullable(StringEnum(CALL_OUTCOMES)), place: Nullable(Text) }),
+  lead_created: Strict({ status: StringEnum(LEAD_STATUSES), source: StringEnum(LEAD_SOURCES) }),
+  status_changed: Strict({ from: Nullable(StringEnum(LEAD_STATUSES)), to: StringEnum(LEAD_STATUSES) }),
+  assigned: Strict({ from: UserRef, to: UserRef }),
+  reservation: Strict({ id: Uuid(), status: Text, client_name: Text, project_name: Nullable(Text), inventory_code: Nullable(Text) }),
+  inquiry: Strict({ id: Uuid(), subject: Text, status: Text, converted: Type.Boolean({ description: 'This inquiry was turned into this lead' }) }),
+  subscribed: Strict({ id: Uuid(), status: Text }),
+  unsubscribed: Strict({ id: Uuid(), status: Text }),
+  campaign_email: Strict({ campaign_id: Uuid(), name: Text, subject: Text }),
+  task_completed: Strict({ id: Uuid(), title: Text, due_at: Timestamp() }),
+} satisfies Record<string, TSchema>;
+type EntryType = keyof typeof payloads;
+export const TIMELINE_TYPES = Object.keys(payloads) as EntryType[];
+
+const Entry = Type.Union(TIMELINE_TYPES.map((type) => named(`Timeline${type.replace(/(^|_)(.)/g, (_m, _s, c: string) => c.toUpperCase())}`, Strict({
+  type: Type.Literal(type),
+  at: Timestamp({ description: 'When it happened' }),
+  actor: UserRef,
+  payload: payloads[type],
+}))));
+const TimelinePage = named('LeadTimelinePage', Strict({ data: Type.Array(Entry), pagination: Pagination }));
+
+const TimelineQuery = Strict({
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  type: Type.Optional(several(StringEnum(TIMELINE_TYPES))),
+});
+
+/** An instant as the API writes it (UTC, milliseconds, `Z`). */
+const iso = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** `{id, name}` of a user id, or null. */
+const userRef = (id: SQL) => sql`(select jsonb_build_object('id', u.id, 'name', u.name) from users u where u.id = ${id})`;
+
+type Lead = { id: string; email: string | null; phone: string | null };
+/** One source of entries: rows (type, at, ref, actor_id, payload) newest first, and how many there are. */
+type Source = { type: EntryType; rows: SQL; count: SQL };
+
+function sources(lead: Lead): Source[] {
+  const id = lead.id;
+  const email = lead.email?.toLowerCase() ?? null;
+  const digits = lead.phone?.replace(/\D/g, '') || null;
+  const logs = (condition: SQL) => sql`from activity_logs l where l.resource = 'leads' and l.resource_id = ${id} and ${condition}`;
+  const logged = (type: EntryType, condition: SQL, payload: SQL): Source => ({
+    type, rows: sql`select ${type}::text as type, l.created_at as at, l.id as ref, l.user_id as actor_id, ${payload} as payload ${logs(condition)}`,
+    count: sql`select count(*) ${logs(condition)}`,
+  });
+  const inquiry = sql`from inquiries q where q.lead_id = ${id} or q.email = ${email} or regexp_replace(q.phone, '[^0-9]', '', 'g') = ${digits}`;
+  const subscription = sql`from newsletter_subscriptions s where s.email = ${email}`;
+  const delivered = sql`from campaign_deliveries d join campaigns c on c.id = d.campaign_id where d.email = ${email} and d.status = 'sent'`;
+  return [
+    {
+      type: 'activity',
+      rows: sql`select 'activity'::text as type, a.occurred_at as at, a.id as ref, a.author_id as actor_id,
+        jsonb_build_object('id', a.id, 'kind', a.kind, 'body', a.body, 'outcome', a.outcome, 'place', a.place) as payload
+        from crm_activities a where a.lead_id = ${id}`,
+      count: sql`select count(*) from crm_activities a where a.lead_id = ${id}`,
+    },
+    logged('lead_created', sql`l.action = 'create'`,
+      sql`jsonb_build_object('status', coalesce(l.changes->'after'->>'status', 'new'), 'source', coalesce(l.changes->'after'->>'source', 'website'))`),
+    logged('status_changed', sql`l.action = 'update' and jsonb_exists(l.changes->'after', 'status')`,
+      sql`jsonb_build_object('from', l.changes->'before'->>'status', 'to', l.changes->'after'->>'status')`),
+    logged('assigned', sql`l.action = 'update' and jsonb_exists(l.changes->'after', 'assigned_to')`,
+      sql`jsonb_build_object('from', ${userRef(sql`(l.changes->'before'->>'assigned_to')::uuid`)}, 'to', ${userRef(sql`(l.changes->'after'->>'assigned_to')::uuid`)})`),
+    {
+      type: 'reservation',
+      rows: sql`select 'reservation'::text as type, r.created_at as at, r.id as ref, r.created_by as actor_id,
+        jsonb_build_object('id', r.id, 'status', r.status, 'client_name', r.client_name, 'project_name', r.project_name,
+          'inventory_code', (select i.inventory_code from inventory_units i where i.id = r.inventory_id)) as payload
+        from reservations r where r.lead_id = ${id}`,
+      count: sql`select count(*) from reservations r where r.lead_id = ${id}`,
+    },
+    {
+      type: 'inquiry',
+      rows: sql`select 'inquiry'::text as type, q.created_at as at, q.id as ref, null::uuid as actor_id,
+        jsonb_build_object('id', q.id, 'subject', q.subject, 'status', q.status, 'converted', coalesce(q.lead_id = ${id}, false)) as payload ${inquiry}`,
+      count: sql`select count(*) ${inquiry}`,
+    },
+    {
+      type: 'subscribed',
+      rows: sql`select 'subscribed'::text as type, s.subscribed_at as at, s.id as ref, null::uuid as actor_id,
+        jsonb_build_object('id', s.id, 'status', s.status) as payload ${subscription}`,
+      count: sql`select count(*) ${subscription}`,
+    },
+    {
+      type: 'unsubscribed',
+      rows: sql`select 'unsubscribed'::text as type, s.unsubscribed_at as at, s.id as ref, null::uuid as actor_id,
+        jsonb_build_object('id', s.id, 'status', s.status) as payload ${subscription} and s.unsubscribed_at is not null`,
+      count: sql`select count(*) ${subscription} and s.unsubscribed_at is not null`,
+    },
+    {
+      type: 'campaign_email',
+      rows: sql`select 'campaign_email'::text as type, d.sent_at as at, d.id as ref, null::uuid as actor_id,
+        jsonb_build_object('campaign_id', c.id, 'name', c.name, 'subject', c.subject) as payload ${delivered}`,
+      count: sql`select count(*) ${delivered}`,
+    },
+    {
+      type: 'task_completed',
+      rows: sql`select 'task_completed'::text as type, t.done_at as at, t.id as ref, t.done_by as actor_id,
+        jsonb_build_object('id', t.id, 'title', t.title, 'due_at', ${iso(sql`t.due_at`)}) as payload
+        from crm_tasks t where t.lead_id = ${id} and t.done_at is not null`,
+      count: sql`select count(*) from crm_tasks t where t.lead_id = ${id} and t.done_at is not null`,
+    },
+  ];
+}
+
+/**
+ * One page of a lead's timeline and its exact total, in one statement. Each source gives at most the rows up to the
+ * page's end (its newest, by its index), so a deep page costs what it skips and never the whole history.
+ */
+async function timelinePage(app: App, lead: Lead, query: { page?: number; limit?: number; type?: EntryType[] }) {
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 20;
+  const wanted = sources(lead).filter((source) => !query.type || query.type.includes(source.type));
+  const end = page * limit;
+  const branches = sql.join(wanted.map((source) => sql`(${source.rows} order by at desc, ref desc limit ${end})`), sql` union all `);
+  const total = sql.join(wanted.map((source) => sql`(${source.count})`), sql` + `);
+  const statement = sql`with entries as (${branches}),
+    page as (select * from entries order by at desc, ref desc, type desc limit ${limit} offset ${end - limit})
+    select (${total})::int as total, coalesce((
+      select jsonb_agg(jsonb_build_object('type', p.type, 'at', ${iso(sql`p.at`)}, 'actor', ${userRef(sql`p.actor_id`)}, 'payload', p.payload)
+        order by p.at desc, p.ref desc, p.type desc)
+      from page p), '[]'::jsonb) as data`;
+  const [row] = rowsOf<{ total: number; data: unknown }>(await app.database.db.execute(statement));
+  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+  const count = Number(row.total);
+  return { data, pagination: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}
+
+export default async function timelineRoutes(app: App) {
+  const { db } = app.database;
+  app.get('/api/crm/leads/:id/timeline', {
+    schema: {
+      operationId: 'getLeadTimeline',
+      summary: 'Everything known about a lead, newest first, paged',
+      description: 'Merges the lead\'s activities; its creation, status changes and assignments (audit trail); reservations made for it; '
+        + 'inquiries and the newsletter subscription of its e-mail (or, for inquiries, its phone, compared by digits); campaign e-mails '
+        + 'delivered to its address; and its follow-ups marked done. `type` narrows it to some kinds of entries. Each entry: `type`, `at`, '
+        + '`actor` (who did it, where known) and a `payload` whose shape its type gives.',
+      params: IdParams, querystring: TimelineQuery, response: { 200: TimelinePage, ...errorResponses },
+    },
+  }, async (request) => {
+    const lead = await findOne<Lead>(db, leadResource, request.params.id, await recordScope(app, request, leadResource));
+    return timelinePage(app, lead, request.query as { page?: number; limit?: number; type?: EntryType[] });
+  });
+}
