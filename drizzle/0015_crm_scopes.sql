@@ -8,13 +8,12 @@ ALTER TABLE "module_access" ADD CONSTRAINT "module_access_scope_check" CHECK ("s
 --> statement-breakpoint
 ALTER TABLE "module_access" ADD CONSTRAINT "module_access_scope_module_check" CHECK ("scope" = 'all' or "module" = 'crm');
 --> statement-breakpoint
+-- No foreign key on created_by: only the service sets it (the caller), users are never deleted (deleted_at), and a key
+-- check on every create locked the creator's users row: 50 connections creating as one user queued on that row (a
+-- third fewer creates a second).
 ALTER TABLE "leads" ADD COLUMN "created_by" uuid;
 --> statement-breakpoint
-ALTER TABLE "leads" ADD CONSTRAINT "leads_created_by_users_id_fk" FOREIGN KEY ("created_by") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;
---> statement-breakpoint
 ALTER TABLE "inquiries" ADD COLUMN "created_by" uuid;
---> statement-breakpoint
-ALTER TABLE "inquiries" ADD CONSTRAINT "inquiries_created_by_users_id_fk" FOREIGN KEY ("created_by") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;
 --> statement-breakpoint
 CREATE INDEX "leads_created_by_idx" ON "leads" USING btree ("created_by","created_at","id");
 --> statement-breakpoint

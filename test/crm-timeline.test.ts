@@ -26,7 +26,7 @@ afterAll(async () => ctx?.close());
 type Entry = { type: string; at: string; actor: { id: string; name: string } | null; payload: Record<string, any> };
 type Timeline = { data: Entry[]; pagination: { page: number; limit: number; total: number; totalPages: number } };
 
-const timeline = async (leadId: string, query = '', who = reader): Promise<Timeline> => {
+const timeline = async (leadId: string, query = '', who: string | typeof reader = reader): Promise<Timeline> => {
   const res = await as(ctx, who).get(`/api/crm/leads/${leadId}/timeline${query}`);
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
@@ -144,6 +144,31 @@ describe('a lead\'s timeline', () => {
     }
     expect((await as(ctx, token).post(`/api/crm/leads/${theirs.id}/activities`, { kind: 'note', body: 'x' })).statusCode).toBe(404);
     expect((await as(ctx, token).post(`/api/crm/inquiries/${(await make.inquiry(ctx)).id}/convert`, {})).statusCode).toBe(404);
+  });
+
+  test('a caller whose crm scope is own: a colleague\'s reservation, an inquiry nobody owns and a colleague\'s done follow-up of the same person stay off the timeline', async () => {
+    const scoped = await createUser(ctx, { crm: 'rwd' });
+    await ctx.database.db.update(moduleAccess).set({ scope: 'own' }).where(eq(moduleAccess.user_id, scoped.id));
+    const token = await login(ctx, scoped.email, scoped.password);
+    const email = `scoped-${uuidv7()}@example.com`;
+    const lead = await make.lead(ctx, { email }, token);
+    const reserve = async (who: string | typeof agent) =>
+      (await ok(as(ctx, who).post('/api/crm/reservations', { inventory_id: (await make.unit(ctx)).id, client_name: 'Same Person', email, lead_id: lead.id }), 201)).json() as { id: string };
+    const mine = await reserve(token);
+    const theirs = await reserve(agent);
+    await ok(as(ctx, none).post('/api/public/inquiries', { name: 'Same Person', email, subject: 'Price list', message: 'Please send it' }), 201);
+    await ok(as(ctx, agent).post('/api/crm/tasks', { title: 'Colleague called', due_at: '2026-01-05T09:00:00Z', lead_id: lead.id, done: true }), 201);
+    await ok(as(ctx, token).post('/api/crm/tasks', { title: 'I called', due_at: '2026-01-05T10:00:00Z', lead_id: lead.id, done: true }), 201);
+    const ids = (entries: Timeline['data'], type: string) => entries.filter((entry) => entry.type === type).map((entry) => (entry.payload as { id?: string; title?: string }).id ?? '');
+    const seenByScoped = (await timeline(lead.id, '?limit=100', token)).data;
+    expect(ids(seenByScoped, 'reservation')).toEqual([mine.id]);
+    expect(ids(seenByScoped, 'inquiry')).toEqual([]);
+    expect(seenByScoped.filter((entry) => entry.type === 'task_completed').map((entry) => (entry.payload as { title: string }).title)).toEqual(['I called']);
+    const seenByAll = (await timeline(lead.id, '?limit=100', agent)).data;
+    expect(ids(seenByAll, 'reservation').sort()).toEqual([mine.id, theirs.id].sort());
+    expect(ids(seenByAll, 'inquiry')).toHaveLength(1);
+    expect(seenByAll.filter((entry) => entry.type === 'task_completed')).toHaveLength(2);
+    expect((await timeline(lead.id, '?limit=100', token)).pagination.total).toBe(seenByScoped.length);
   });
 
   test('a lead with nothing but its creation, and one created without an audit trail, answer without error', async () => {

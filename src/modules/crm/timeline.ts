@@ -8,7 +8,10 @@ import { ACTIVITY_KINDS, CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '../.
 import { named } from '../../http/openapi.js';
 import { errorResponses, IdParams, Nullable, Pagination, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { rowsOf } from '../../webhooks/record.js';
+import { inquiryResource } from './inquiries.js';
 import { leadResource } from './leads.js';
+import { reservationResource } from './reservations.js';
+import { taskResource } from './tasks.js';
 import { UserRef } from './shared.js';
 
 /**
@@ -58,7 +61,11 @@ type Lead = { id: string; email: string | null; phone: string | null };
 /** One source of entries: rows (type, at, ref, actor_id, payload) newest first, and how many there are. */
 type Source = { type: EntryType; rows: SQL; count: SQL };
 
-function sources(lead: Lead): Source[] {
+/** The caller's record scope on the related records (issue 23): each a condition on its table, or none (every record). */
+type RelatedScopes = { reservations?: SQL; inquiries?: SQL; tasks?: SQL };
+const within = (scope: SQL | undefined) => (scope ? sql` and (${scope})` : sql``);
+
+function sources(lead: Lead, scoped: RelatedScopes = {}): Source[] {
   const id = lead.id;
   const email = lead.email?.toLowerCase() ?? null;
   const digits = lead.phone?.replace(/\D/g, '') || null;
@@ -67,7 +74,7 @@ function sources(lead: Lead): Source[] {
     type, rows: sql`select ${type}::text as type, l.created_at as at, l.id as ref, l.user_id as actor_id, ${payload} as payload ${logs(condition)}`,
     count: sql`select count(*) ${logs(condition)}`,
   });
-  const inquiry = sql`from inquiries q where q.lead_id = ${id} or q.email = ${email} or regexp_replace(q.phone, '[^0-9]', '', 'g') = ${digits}`;
+  const inquiry = sql`from inquiries where (inquiries.lead_id = ${id} or inquiries.email = ${email} or regexp_replace(inquiries.phone, '[^0-9]', '', 'g') = ${digits})${within(scoped.inquiries)}`;
   const subscription = sql`from newsletter_subscriptions s where s.email = ${email}`;
   const delivered = sql`from campaign_deliveries d join campaigns c on c.id = d.campaign_id where d.email = ${email} and d.status = 'sent'`;
   return [
@@ -86,16 +93,16 @@ function sources(lead: Lead): Source[] {
       sql`jsonb_build_object('from', ${userRef(sql`(l.changes->'before'->>'assigned_to')::uuid`)}, 'to', ${userRef(sql`(l.changes->'after'->>'assigned_to')::uuid`)})`),
     {
       type: 'reservation',
-      rows: sql`select 'reservation'::text as type, r.created_at as at, r.id as ref, r.created_by as actor_id,
-        jsonb_build_object('id', r.id, 'status', r.status, 'client_name', r.client_name, 'project_name', r.project_name,
-          'inventory_code', (select i.inventory_code from inventory_units i where i.id = r.inventory_id)) as payload
-        from reservations r where r.lead_id = ${id}`,
-      count: sql`select count(*) from reservations r where r.lead_id = ${id}`,
+      rows: sql`select 'reservation'::text as type, reservations.created_at as at, reservations.id as ref, reservations.created_by as actor_id,
+        jsonb_build_object('id', reservations.id, 'status', reservations.status, 'client_name', reservations.client_name, 'project_name', reservations.project_name,
+          'inventory_code', (select i.inventory_code from inventory_units i where i.id = reservations.inventory_id)) as payload
+        from reservations where reservations.lead_id = ${id}${within(scoped.reservations)}`,
+      count: sql`select count(*) from reservations where reservations.lead_id = ${id}${within(scoped.reservations)}`,
     },
     {
       type: 'inquiry',
-      rows: sql`select 'inquiry'::text as type, q.created_at as at, q.id as ref, null::uuid as actor_id,
-        jsonb_build_object('id', q.id, 'subject', q.subject, 'status', q.status, 'converted', coalesce(q.lead_id = ${id}, false)) as payload ${inquiry}`,
+      rows: sql`select 'inquiry'::text as type, inquiries.created_at as at, inquiries.id as ref, null::uuid as actor_id,
+        jsonb_build_object('id', inquiries.id, 'subject', inquiries.subject, 'status', inquiries.status, 'converted', coalesce(inquiries.lead_id = ${id}, false)) as payload ${inquiry}`,
       count: sql`select count(*) ${inquiry}`,
     },
     {
@@ -118,10 +125,10 @@ function sources(lead: Lead): Source[] {
     },
     {
       type: 'task_completed',
-      rows: sql`select 'task_completed'::text as type, t.done_at as at, t.id as ref, t.done_by as actor_id,
-        jsonb_build_object('id', t.id, 'title', t.title, 'due_at', ${iso(sql`t.due_at`)}) as payload
-        from crm_tasks t where t.lead_id = ${id} and t.done_at is not null`,
-      count: sql`select count(*) from crm_tasks t where t.lead_id = ${id} and t.done_at is not null`,
+      rows: sql`select 'task_completed'::text as type, crm_tasks.done_at as at, crm_tasks.id as ref, crm_tasks.done_by as actor_id,
+        jsonb_build_object('id', crm_tasks.id, 'title', crm_tasks.title, 'due_at', ${iso(sql`crm_tasks.due_at`)}) as payload
+        from crm_tasks where crm_tasks.lead_id = ${id} and crm_tasks.done_at is not null${within(scoped.tasks)}`,
+      count: sql`select count(*) from crm_tasks where crm_tasks.lead_id = ${id} and crm_tasks.done_at is not null${within(scoped.tasks)}`,
     },
   ];
 }
@@ -130,10 +137,10 @@ function sources(lead: Lead): Source[] {
  * One page of a lead's timeline and its exact total, in one statement. Each source gives at most the rows up to the
  * page's end (its newest, by its index), so a deep page costs what it skips and never the whole history.
  */
-async function timelinePage(app: App, lead: Lead, query: { page?: number; limit?: number; type?: EntryType[] }) {
+async function timelinePage(app: App, lead: Lead, query: { page?: number; limit?: number; type?: EntryType[] }, scoped: RelatedScopes = {}) {
   const page = query.page ?? 1;
   const limit = query.limit ?? 20;
-  const wanted = sources(lead).filter((source) => !query.type || query.type.includes(source.type));
+  const wanted = sources(lead, scoped).filter((source) => !query.type || query.type.includes(source.type));
   const end = page * limit;
   const branches = sql.join(wanted.map((source) => sql`(${source.rows} order by at desc, ref desc limit ${end})`), sql` union all `);
   const total = sql.join(wanted.map((source) => sql`(${source.count})`), sql` + `);
@@ -163,6 +170,9 @@ export default async function timelineRoutes(app: App) {
     },
   }, async (request) => {
     const lead = await findOne<Lead>(db, leadResource, request.params.id, await recordScope(app, request, leadResource));
-    return timelinePage(app, lead, request.query as { page?: number; limit?: number; type?: EntryType[] });
+    // Reservations, inquiries and follow-ups of this person that the caller's scope does not show stay off it too.
+    const [reservationsSeen, inquiriesSeen, tasksSeen] = await Promise.all([reservationResource, inquiryResource, taskResource].map((resource) => recordScope(app, request, resource)));
+    return timelinePage(app, lead, request.query as { page?: number; limit?: number; type?: EntryType[] },
+      { reservations: reservationsSeen.scope?.sql, inquiries: inquiriesSeen.scope?.sql, tasks: tasksSeen.scope?.sql });
   });
 }
