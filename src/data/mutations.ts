@@ -3,6 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
+import { createInGroup, logsInsert, rowsInsert } from './create-group.js';
 import { activityLogs } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
@@ -73,23 +74,31 @@ function rowOf(table: PgTable, values: Record<string, unknown>): Row | undefined
 
 /**
  * An audited create on its own: when the whole row is known beforehand, the row, its activity log and its webhook
- * deliveries are one statement (atomic by itself: no transaction, one round trip); otherwise a
- * plain audited create. `also`: further event types carrying the created event's data (`inquiry.received`).
+ * deliveries are one statement (atomic by itself: no transaction, one round trip), shared with the creates of the same
+ * table waiting at that moment (`create-group.ts`); otherwise a plain audited create. `also`: further event types
+ * carrying the created event's data (`inquiry.received`).
  */
 export async function createAudited<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>, also?: NamedEvent[]): Promise<RowOf<T>> {
   const row = rowOf(resource.table, values as Row);
   const log = row && activityLogOf(actor, { action: 'create', module: resource.module, resource: resource.name, resourceId: String(row.id), after: row });
   if (!row || !log) return audited(db, actor, (work) => work.create(resource, values, also));
+  const alone = () => createAlone(db, resource.table as PgTable, row, log, also);
+  // Extra event types travel only in the statement of one create; every other create may share a group's commit.
+  await (also?.length ? alone() : createInGroup(db, resource.table as PgTable, { row, log, alone }));
+  return row as RowOf<T>;
+}
+
+/** A create known whole beforehand as one statement of its own: the row, its activity log, its webhook deliveries. */
+async function createAlone(db: Db, table: PgTable, row: Row, log: ActivityLog, also?: NamedEvent[]) {
   const hooks = withDeliveries(changeEvents(log, also));
-  const created = sql`with created as (${db.insert(resource.table as PgTable).values(row as never).getSQL()})`;
+  const created = sql`with created as (${db.insert(table).values(row as never).getSQL()})`;
   if (!hooks) {
     await executePrepared(db, sql`${created} ${db.insert(activityLogs).values(log).getSQL()}`);
-    return row as RowOf<T>;
+    return;
   }
   const logged = db.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
   const result = await executePrepared(db, sql`${created}, log as (${logged})${hooks.cte} ${hooks.tail}`);
   if (countOf(result)) deliveriesCommitted(db);
-  return row as RowOf<T>;
 }
 
 /** The changes of one transaction, by one actor. */
@@ -164,10 +173,7 @@ export class Work {
     if (!logs.length) return;
     // One parameter however many rows: the set travels as one JSON array that PostgreSQL unpacks (building and
     // parsing thousands of bound parameters was most of a large batch's cost).
-    const statement = sql`with log as (
-      insert into ${activityLogs} (id, user_id, action, module, resource, resource_id, changes, ip_address, user_agent, created_at)
-      select * from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as t(id uuid, user_id uuid, action text, module text, resource text,
-        resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz))`;
+    const statement = sql`with log as (${logsInsert(logs)})`;
     // Their webhook events too, in the same statement (one JSON parameter), built from the logs as `audit` builds them.
     const hooks = withDeliveries(batchEvents(logs));
     if (!hooks) await this.tx.execute(sql`${statement} select 1`);
@@ -184,9 +190,7 @@ export class Work {
     const known = options.skipConflicts ? undefined : values.map((v) => rowOf(table, v as Row));
     if (known?.every((row): row is Row => row !== undefined)) {
       // Every row known beforehand: one JSON parameter PostgreSQL unpacks into the table's own row type.
-      const columns = Object.entries(getTableColumns(table));
-      const json = known.map((row) => Object.fromEntries(columns.map(([key, column]) => [column.name, row[key]])));
-      await this.tx.execute(sql`insert into ${table} select * from jsonb_populate_recordset(null::${table}, ${JSON.stringify(json)}::jsonb)`);
+      await this.tx.execute(rowsInsert(table, known));
       await this.auditMany(known.map((row) => ({ action: 'create', resource, id: String(row.id), after: row })));
       return known as RowOf<T>[];
     }
