@@ -1,9 +1,4 @@
-import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
-import { revokeSessionsIfSecretChanged } from './auth/secret.js';
-import { claimPglite } from './cli/pglite-owner.js';
-import { openDatabase } from './db/client.js';
-import { ensureFirstAdmin } from './modules/iam/users.js';
 
 /** Process entry: config → database → migrations → app → listen → signals. */
 async function main() {
@@ -19,6 +14,10 @@ async function main() {
     throw err;
   }
 
+  // The rest of the service loads once the configuration is known to be good: a bad one is refused at once.
+  const [{ buildApp }, { revokeSessionsIfSecretChanged }, { claimPglite }, { openDatabase }, { ensureFirstAdmin }] = await Promise.all([
+    import('./app.js'), import('./auth/secret.js'), import('./cli/pglite-owner.js'), import('./db/client.js'), import('./modules/iam/users.js'),
+  ]);
   if (!config.databaseUrl) claimPglite(config.dataDir);
   const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite` });
   await database.migrate();

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runAdmin } from '../src/cli/admin.js';
 import { openDatabase } from '../src/db/client.js';
 import { activityLogs } from '../src/db/schema/index.js';
+import { compiled } from './compiled.js';
 import { as, createTestApp, createTestDatabase, none, serverUrl, type TestContext } from './helpers.js';
 
 // Issue 15 §3: `npm run admin -- …` creates a user, resets a password, disables two-factor; each audited.
@@ -114,7 +115,7 @@ describe('npm run admin', () => {
 
   test('as a process: usage on a bad command, exit code 1', async () => {
     const run = promisify(execFile);
-    const failed = await run(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'make-coffee'], { env: { ...process.env, ...env } }).catch((err: { code: number; stderr: string }) => err);
+    const failed = await run(process.execPath, [...await compiled('cli/admin.ts'), 'make-coffee'], { env: { ...process.env, ...env } }).catch((err: { code: number; stderr: string }) => err);
     expect((failed as { code: number }).code).toBe(1);
     expect((failed as { stderr: string }).stderr).toContain('admin: unknown command "make-coffee"');
     expect((failed as { stderr: string }).stderr).toContain('Usage: npm run admin -- <command>');

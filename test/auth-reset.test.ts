@@ -10,8 +10,8 @@ import { outboxReader, parseMail, resetTokenOf } from './mail.js';
 
 const NEW_PASSWORD = 'Reset-Passw0rd!';
 
-/** A local SMTP server that keeps every message (or refuses them all). */
-async function smtpCapture(options: { reject?: boolean; stall?: boolean } = {}) {
+/** A local SMTP server that keeps every message (or refuses them all), on `port` or any free one. */
+async function smtpCapture(options: { reject?: boolean; stall?: boolean; port?: number } = {}) {
   const messages: { from: string; to: string[]; raw: string }[] = [];
   const recipients: string[] = [];
   /** With `stall`, the answers to DATA held back until close. */
@@ -43,7 +43,7 @@ async function smtpCapture(options: { reject?: boolean; stall?: boolean } = {}) 
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
   return {
     url: `smtp://127.0.0.1:${port}`,
@@ -260,9 +260,20 @@ describe('with SMTP_URL', () => {
 });
 
 describe('when mail delivery fails', () => {
+  // One app for the three failures: its SMTP_URL names a port where each test puts the server it needs (one that
+  // refuses, one that stalls, none at all). Every message opens its own connection, so each sees only its server.
+  let port: number;
+  let ctx: TestContext;
+  beforeAll(async () => {
+    port = await deadPort();
+    ctx = await createTestApp({ SMTP_URL: `smtp://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
   test('an SMTP server that refuses the message: forgot-password still answers 200 with the usual body', async () => {
-    const smtp = await smtpCapture({ reject: true });
-    const ctx = await createTestApp({ SMTP_URL: smtp.url });
+    const smtp = await smtpCapture({ reject: true, port });
     try {
       const user = await createUser(ctx);
       const unknown = await forgot(ctx, `nobody-${Date.now()}@example.com`);
@@ -275,14 +286,12 @@ describe('when mail delivery fails', () => {
       // The service is fine afterwards.
       expect(await sessionStatus(ctx, user.headers)).toBe(200);
     } finally {
-      await ctx.close();
       await smtp.close();
     }
   });
 
   test('an SMTP server that stalls does not hold up forgot-password', async () => {
-    const smtp = await smtpCapture({ stall: true });
-    const ctx = await createTestApp({ SMTP_URL: smtp.url });
+    const smtp = await smtpCapture({ stall: true, port });
     try {
       const user = await createUser(ctx);
       const unknown = await forgot(ctx, `nobody-${Date.now()}@example.com`);
@@ -296,22 +305,15 @@ describe('when mail delivery fails', () => {
       expect(res.statusCode).toBe(200);
       expect(res.body).toBe(unknown.body);
     } finally {
-      await ctx.close();
       await smtp.close();
     }
   });
 
   test('an SMTP server that is down: forgot-password still answers 200 with the usual body', async () => {
-    const port = await deadPort();
-    const ctx = await createTestApp({ SMTP_URL: `smtp://127.0.0.1:${port}` });
-    try {
-      const user = await createUser(ctx);
-      const unknown = await forgot(ctx, `nobody-${Date.now()}@example.com`);
-      const res = await forgot(ctx, user.email);
-      expect(res.statusCode).toBe(200);
-      expect(res.body).toBe(unknown.body);
-    } finally {
-      await ctx.close();
-    }
+    const user = await createUser(ctx);
+    const unknown = await forgot(ctx, `nobody-${Date.now()}@example.com`);
+    const res = await forgot(ctx, user.email);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe(unknown.body);
   });
 });

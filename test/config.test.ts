@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -12,6 +10,7 @@ import { afterAll, expect, onTestFinished, test } from 'vitest';
 import { ConfigError, loadConfig, loadDotEnv } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { leads } from '../src/db/schema/index.js';
+import { compiled, ROOT } from './compiled.js';
 import { POLL_MS, serverUrl } from './helpers.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-characters';
@@ -166,10 +165,8 @@ test('in development a secret is generated once and kept in DATA_DIR', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
-// The real process: `node --import tsx src/main.ts`.
+// The real process: `src/main.ts` run by node (compiled as tsx would, see test/compiled.ts).
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** Every variable the service reads: the child gets only the ones a test sets, never the developer's. */
 const SERVICE_VARIABLES = [
   'NODE_ENV', 'PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'AUTH_SECRET', 'CRON_SECRET',
@@ -181,11 +178,12 @@ const SERVICE_VARIABLES = [
 
 type Service = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-function startService(env: Record<string, string>, cwd = tempDir()): Service {
+async function startService(env: Record<string, string>, cwd = tempDir()): Promise<Service> {
+  const main = await compiled('main.ts');
   const childEnv: Record<string, string | undefined> = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete childEnv[name];
   // The working directory is a temporary one, so a developer's .env in the repository is not read.
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, main, {
     cwd,
     env: { ...childEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -206,7 +204,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitForHealth(service: Service, port: number, timeoutMs = 60_000): Promise<Response> {
+/** `timeoutMs` guards against a hang, not a speed check: a first start creates its PGlite database (long on a busy machine). */
+async function waitForHealth(service: Service, port: number, timeoutMs = 120_000): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void service.exited.then((code) => (exitCode = code));
@@ -242,7 +241,7 @@ async function stopService(service: Service): Promise<number | null> {
 }
 
 test('PORT=abc stops the real start-up with a non-zero exit and a message naming PORT', async () => {
-  const service = startService({ PORT: 'abc', DATA_DIR: tempDir(), AUTH_SECRET: SECRET });
+  const service = await startService({ PORT: 'abc', DATA_DIR: tempDir(), AUTH_SECRET: SECRET });
   const timer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
   const code = await service.exited;
   clearTimeout(timer);
@@ -291,7 +290,7 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
   };
 
   // First start: migrations run on an empty database.
-  const first = startService(env);
+  const first = await startService(env);
   const health = await waitForHealth(first, port);
   expect(await health.json()).toEqual({ status: 'ok' });
   await waitForOutput(first, /service ready/);
@@ -308,7 +307,7 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
   const secret = readFileSync(join(dataDir, 'auth-secret'), 'utf8');
 
   // Second start on the same data: succeeds, applies nothing new, keeps the row.
-  const second = startService(env);
+  const second = await startService(env);
   await waitForHealth(second, port);
   expect(await stopService(second), second.output()).toBe(0);
   expect(second.output()).toMatch(/"signal":"SIGTERM"/);
@@ -330,7 +329,7 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
 test('a .env file in the working directory is read by the real start-up', async () => {
   const cwd = tempDir();
   writeFileSync(join(cwd, '.env'), 'PORT=not-a-port\n');
-  const service = startService({ DATA_DIR: tempDir(), AUTH_SECRET: SECRET }, cwd);
+  const service = await startService({ DATA_DIR: tempDir(), AUTH_SECRET: SECRET }, cwd);
   const timer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
   const code = await service.exited;
   clearTimeout(timer);

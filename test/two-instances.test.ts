@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { compiled } from './compiled.js';
 import { startCaptureServer } from './crm-smtp-capture.js';
 import { createTestDatabase, eventually, redisUrl, serverUrl, waitFor } from './helpers.js';
 
-// Issue 21, item 4: two real service processes (`node --import tsx src/main.ts`, as the crash test and the browser tests
+// Issue 21, item 4: two real service processes (`src/main.ts` compiled as `test/compiled.ts` runs it, as the crash test and the browser tests
 // start it), each on its own port and DATA_DIR, on one PostgreSQL database and one Redis, driven over HTTP only.
 // What one instance does must hold on the other at once: revocations, permissions, rate limits, and background work
 // (webhooks, imports, scheduled campaigns) done once whichever instance's workers take it.
@@ -125,7 +126,7 @@ describe.skipIf(SKIP)(TITLE, () => {
     const base = `http://127.0.0.1:${port}`;
     const dataDir = mkdtempSync(join(tmpdir(), `pms-two-instances-${name}-`));
     cleanup.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const proc = spawn(process.execPath, await compiled('main.ts'), {
       env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -92,8 +92,13 @@ async function build(hash) {
   }
   const out = join(CONSOLE, `.dist-${process.pid}`);
   rmSync(out, { recursive: true, force: true });
+  // Always React's production build. Vite takes `process.env.NODE_ENV` over the mode when it is set, and the test
+  // runner (which builds the console for the browser tests) sets it to "test": the bundle was React's development
+  // build (StrictMode's double renders and effects, dev-only checks; a slower, larger framework chunk), which
+  // `npm start` then served as it was, its sources unchanged.
+  process.env.NODE_ENV = 'production';
   try {
-    await vite.build({ root: CONSOLE, configFile: join(CONSOLE, 'vite.config.ts'), logLevel: 'warn', build: { outDir: out, emptyOutDir: true } });
+    await vite.build({ root: CONSOLE, configFile: join(CONSOLE, 'vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out, emptyOutDir: true } });
     precompress(join(out, 'assets'));
     writeFileSync(join(out, HASH_FILE), `${hash}\n`);
     const old = join(CONSOLE, `.dist-old-${process.pid}`);

@@ -474,6 +474,8 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
 
   test('the activity log lists the changes, filtered, with a before/after view', async () => {
     await page.goto(`${base}/activity-logs`);
+    // The list has loaded before a filter is chosen: chosen during the first load, the choice could be lost with it.
+    await page.getByRole('cell', { name: 'leads' }).first().waitFor();
     await choose('Action', 'delete');
     await page.waitForURL((url) => decodeURIComponent(url.search).includes('"action":"delete"'));
     await page.getByText('leads').first().waitFor();

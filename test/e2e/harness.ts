@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect, vi } from 'vitest';
+import { expect, inject, vi } from 'vitest';
+import { compiled } from '../compiled.js';
 import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
 
 // The staff console in a real browser against the real service, for every browser test file: the service as a child
@@ -47,48 +48,58 @@ export async function startConsole(admin: { email: string; password: string }, e
   if (!CHROMIUM) throw new Error('E2E_REQUIRED is set but no Chromium was found (apt-get install -y chromium, or set CHROMIUM_PATH)');
   execFileSync(process.execPath, [join(ROOT, 'console', 'scripts', 'build.mjs'), '--if-changed'], { cwd: ROOT, stdio: 'inherit' });
 
-  const cleanup: (() => Promise<unknown> | unknown)[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'pms-e2e-'));
-  cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  let databaseUrl = '';
-  if (serverUrl) {
-    const database = await createTestDatabase();
-    databaseUrl = database.url!;
-    cleanup.push(() => database.close());
-  } else {
-    await (await createTestDatabase({ dataDir: join(dataDir, 'pglite') })).close();
-  }
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  // Chromium starts while the service does: neither waits for the other.
+  const launched = launchBrowser();
+  launched.catch(() => undefined);
+  let database: { close: () => Promise<void> } | undefined;
+  let service: ChildProcess | undefined;
+  let exited: Promise<unknown> = Promise.resolve();
   let serviceLog = '';
-  const service: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
-      REDIS_URL: '', SMTP_URL: '', ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, AUTH_SECRET: 'e2e-console-secret-0123456789-abcdefghij',
-      BCRYPT_COST: '4', AUTH_RATE_LIMIT: '1000', READ_RATE_LIMIT: '100000', WRITE_RATE_LIMIT: '100000', LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  service.stdout!.on('data', (chunk) => (serviceLog += chunk));
-  service.stderr!.on('data', (chunk) => (serviceLog += chunk));
-  cleanup.push(async () => {
-    service.kill('SIGTERM');
-    if (service.exitCode === null) await new Promise((resolve) => service.once('exit', resolve));
-  });
   const close = async () => {
-    for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
+    // The browser and the service stop side by side; then the database and the data directory go.
+    await Promise.all([
+      launched.then((browser) => browser.close(), () => undefined),
+      (async () => {
+        if (service && service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+        await exited;
+      })(),
+    ]).catch(() => undefined);
+    await database?.close().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
   };
   try {
+    let databaseUrl = '';
+    if (serverUrl) {
+      const created = await createTestDatabase();
+      database = created;
+      databaseUrl = created.url!;
+    } else {
+      await pgliteDataDir(join(dataDir, 'pglite'));
+    }
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const started: ChildProcess = spawn(process.execPath, await compiled('main.ts'), {
+      cwd: ROOT,
+      env: {
+        ...process.env, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
+        REDIS_URL: '', SMTP_URL: '', ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, AUTH_SECRET: 'e2e-console-secret-0123456789-abcdefghij',
+        BCRYPT_COST: '4', AUTH_RATE_LIMIT: '1000', READ_RATE_LIMIT: '100000', WRITE_RATE_LIMIT: '100000', LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    service = started;
+    exited = new Promise((resolve) => started.once('exit', resolve));
+    started.stdout!.on('data', (chunk) => (serviceLog += chunk));
+    started.stderr!.on('data', (chunk) => (serviceLog += chunk));
+
     await waitFor(async () => {
-      if (service.exitCode !== null) throw new Error(`service exited: ${serviceLog}`);
+      if (started.exitCode !== null) throw new Error(`service exited: ${serviceLog}`);
       return fetch(`${base}/api/health`).then((r) => r.ok, () => false);
     }, 60_000, 'the service to start');
 
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    cleanup.push(() => browser.close());
+    const browser = await launched;
     const context = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true, locale: 'en-GB', timezoneId: 'UTC' });
     // Generous: a browser step waits for the slowest of two shared cores.
     context.setDefaultTimeout(30_000);
@@ -108,12 +119,48 @@ export async function startConsole(admin: { email: string; password: string }, e
   }
 }
 
+async function launchBrowser(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/**
+ * A fresh PGlite data directory for the service: the migrated template of the run (test/global-setup.ts dumped it as
+ * a tar of the data directory, which is what PGlite's `loadDataDir` unpacks) unpacked in place. No PGlite starts in
+ * this process for it; where no `tar` can unpack it, PGlite loads the template and closes (as `createTestDatabase`).
+ */
+async function pgliteDataDir(dir: string) {
+  const template = inject('pgliteTemplate');
+  if (template) {
+    mkdirSync(dir, { recursive: true });
+    try {
+      // The members' names start with a slash (the data directory's root): tar takes them as relative.
+      execFileSync('tar', ['-xf', template, '-C', dir], { stdio: 'ignore' });
+      if (existsSync(join(dir, 'PG_VERSION'))) return;
+    } catch {
+      // no usable tar: PGlite unpacks it below
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await (await createTestDatabase({ dataDir: dir })).close();
+}
+
+/**
+ * Until nothing on the page moves: no transition or animation running (a dialog, menu or notification sliding in, a
+ * ripple fading), so that axe measures colours and sizes as they are shown. Endless animations (a spinner, a focus
+ * ripple's pulse) are left out. Two frames first: whatever the last change of the page started has begun by then.
+ */
+export async function settled(page: Page) {
+  await page.waitForFunction(() => new Promise<boolean>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))));
+  await page.waitForFunction(() => document.getAnimations().every((animation) => animation.playState !== 'running' || animation.effect?.getComputedTiming().endTime === Infinity), undefined, { polling: 'raf' });
+}
+
 const axeSource = () => readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 /** axe-core on the page as it is: no serious or critical violation. */
 export async function expectAccessible(page: Page, name: string) {
   await page.waitForLoadState('networkidle');
-  await page.waitForTimeout(300); // transitions (a dialog or notification sliding in) finish: axe measures colours as shown
+  await settled(page);
   // Evaluated through the DevTools protocol: the page's content security policy (no inline scripts) stays in force.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource());
   const violations = await page.evaluate(async () => {

@@ -67,11 +67,13 @@ export function CampaignEdit() {
 function DeliveryProgress({ campaign }: { campaign: Campaign }) {
   const live = useGetOne<Campaign>('campaigns', { id: campaign.id }, {
     // While anything is pending, while scheduled, and in the first minute after sending (the job may not have
-    // written its deliveries yet).
+    // written its deliveries yet); twice a second in the first seconds after sending (a small list is done by then).
     refetchInterval: (query) => {
       const data = query.state.data;
-      const justSent = data?.status === 'sent' && data.sent_at && Date.now() - Date.parse(data.sent_at) < 60_000 && !data.deliveries?.total;
-      return (data?.deliveries?.pending ?? 0) > 0 || data?.status === 'scheduled' || justSent ? 2000 : false;
+      const sinceSent = data?.status === 'sent' && data.sent_at ? Date.now() - Date.parse(data.sent_at) : Infinity;
+      const justSent = sinceSent < 60_000 && !data?.deliveries?.total;
+      if (!((data?.deliveries?.pending ?? 0) > 0 || data?.status === 'scheduled' || justSent)) return false;
+      return sinceSent < 15_000 ? 500 : 2000;
     },
   });
   const d = (live.data ?? campaign).deliveries ?? { total: 0, sent: 0, failed: 0, pending: 0 };

@@ -1,6 +1,6 @@
 import { Alert, Box, Button, LinearProgress, Stack, Typography } from '@mui/material';
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { Labeled, Show, TopToolbar, useRecordContext } from 'react-admin';
 import { Link } from 'react-router-dom';
 import { specOf } from '../resources/declarations';
@@ -107,13 +107,17 @@ function Title() {
   return <>{record ? `Import: ${short(record.filename)}` : 'Import'}</>;
 }
 
-/** An import's page: polled every second while it is queued or running. */
+/**
+ * An import's page: polled while it is queued or running, twice a second for its first seconds on screen (a small file
+ * is done by then), then every second.
+ */
 export default function ImportShow() {
+  const [shown] = useState(() => Date.now());
   return (
     <Show
       title={<Title />}
       actions={<TopToolbar />}
-      queryOptions={{ refetchInterval: (query: { state: { data?: Import } }) => (finished(query.state.data?.status) ? false : 1000) } as never}
+      queryOptions={{ refetchInterval: (query: { state: { data?: Import } }) => (finished(query.state.data?.status) ? false : Date.now() - shown < 15_000 ? 500 : 1000) } as never}
     >
       <Progress />
     </Show>

@@ -63,6 +63,9 @@ function PayloadDialog({ id, onClose }: { id: string; onClose: () => void }) {
   );
 }
 
+/** How long after a test event or a retry the delivery log is asked for twice a second. */
+const WATCH_FAST_MS = 15_000;
+
 /** The endpoint's delivery log, newest first: polled while a delivery is pending; a test event; a failed one retried. */
 function DeliveryLog({ webhook }: { webhook: Webhook }) {
   const write = useWrite();
@@ -71,12 +74,21 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
   const [limit, setLimit] = useState(10);
   const [status, setStatus] = useState('');
   const [payload, setPayload] = useState<string>();
-  // After a test or a retry, asked again until that delivery settles, even if it is on another page.
+  // After a test or a retry, asked again until that delivery settles, even if it is on another page: twice a second
+  // for the first seconds (a delivery usually settles in one or two), then every two seconds (retries wait longer).
   const [watching, setWatching] = useState(false);
+  const [watchingSince, setWatchingSince] = useState(0);
+  const watch = () => {
+    setWatching(true);
+    setWatchingSince(Date.now());
+  };
   const log = useQuery({
     queryKey: ['webhooks', 'deliveries', webhook.id, page, limit, status],
     queryFn: ({ signal }) => api<Page>(`/api/iam/webhooks/${encodeURIComponent(webhook.id)}/deliveries`, { signal, query: { page: page + 1, limit, status } }),
-    refetchInterval: (query) => (watching || query.state.data?.data.some((d) => d.status === 'pending') ? 2000 : false),
+    refetchInterval: (query) => {
+      if (watching && Date.now() - watchingSince < WATCH_FAST_MS) return 500;
+      return watching || query.state.data?.data.some((d) => d.status === 'pending') ? 2000 : false;
+    },
     staleTime: 0,
   });
   const settled = !!log.data && !log.isFetching && !log.data.data.some((d) => d.status === 'pending');
@@ -89,14 +101,14 @@ function DeliveryLog({ webhook }: { webhook: Webhook }) {
     if (queued) {
       setPage(0);
       setStatus('');
-      setWatching(true);
+      watch();
       void log.refetch();
     }
   };
   const retry = async (delivery: Delivery) => {
     const queued = await run(() => api(`/api/iam/webhooks/deliveries/${encodeURIComponent(delivery.id)}/retry`, { method: 'POST' }), `${delivery.event_type} queued again`);
     if (queued) {
-      setWatching(true);
+      watch();
       void log.refetch();
     }
   };
