@@ -10,6 +10,7 @@ import { inject } from 'vitest';
 import { type App, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
 import { type Database, type Executor, openDatabase } from '../src/db/client.js';
+import { borrowDatabase } from './database-pool.js';
 
 /** PostgreSQL server to test against (DATABASE_URL), or undefined for PGlite. */
 export const serverUrl = process.env.DATABASE_URL || undefined;
@@ -37,11 +38,17 @@ async function onServer(text: string) {
 }
 
 /**
- * A fresh, migrated database: PGlite in memory (or in `dataDir`, e.g. for a service process to open), or a new
- * database on the DATABASE_URL server. Either is a copy of the template the global setup migrated once for the run.
+ * A migrated database as the template is: PGlite in memory (lent from this worker's pool: a copy of the template, or
+ * one an earlier file closed, emptied back to it), PGlite in `dataDir` (e.g. for a service process to open), or a new
+ * database on the DATABASE_URL server. All start as the template the global setup migrated once for the run.
  */
 export async function createTestDatabase(options: { dataDir?: string } = {}): Promise<Database & { url?: string }> {
-  if (!serverUrl) return openDatabase({ dataDir: options.dataDir ?? 'memory://', loadDataDir: await pgliteTemplate() });
+  if (!serverUrl) {
+    if (options.dataDir) return openDatabase({ dataDir: options.dataDir, loadDataDir: await pgliteTemplate() });
+    // In memory: a database an earlier file of this worker returned, emptied, or a fresh copy (test/database-pool.ts).
+    const pglite = await borrowDatabase(async () => (await openDatabase({ dataDir: 'memory://', loadDataDir: await pgliteTemplate() })).pglite!);
+    return openDatabase({ pglite });
+  }
   const template = inject('postgresTemplate');
   if (!template) throw new Error('no PostgreSQL template: test/global-setup.ts must run first (see vitest.config.ts)');
   const name = `pms_test_${uuidv7().replace(/-/g, '')}`;

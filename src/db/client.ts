@@ -91,6 +91,8 @@ export type DatabaseOptions = {
   dataDir?: string;
   /** PGlite: start from this dump (`dumpDataDir()`), e.g. a template database migrated once for a whole test run. */
   loadDataDir?: Blob | File;
+  /** PGlite: an instance already open, in place of `dataDir` (the tests lend one migrated database to file after file). */
+  pglite?: PGlite;
 };
 
 /**
@@ -155,8 +157,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
 
   const dataDir = options.dataDir ?? 'memory://';
-  if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir, {
+  if (!options.pglite && !dataDir.includes('://')) mkdirSync(dataDir, { recursive: true });
+  const client = options.pglite ?? await PGlite.create(dataDir, {
     extensions: { pg_trgm },
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     // The session's settings as the server's connections get them (see SESSION), and timestamps read exactly by raw

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
+import fastJson from 'fast-json-stringify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { validationError } from '../errors.js';
 
@@ -71,6 +72,28 @@ function build(options: Options) {
 
 let bodies: Ajv.default | undefined;
 let texts: Ajv.default | undefined;
+let strictBodies: Ajv.default | undefined;
+let coercingTexts: Ajv.default | undefined;
+
+/**
+ * Route schemas compile once per process, by content: a compiled validator or serializer depends on nothing but its
+ * schema and the fixed options above. Compiling every route's schemas was most of the cost of building an app (350 of
+ * ~450 ms), paid again by every app a process builds (the tests build one or more per file). By content, not by
+ * object: routes build their schemas anew each time (the default empty query schema, derived update bodies).
+ */
+const bodyValidators = new Map<string, unknown>();
+const textValidators = new Map<string, unknown>();
+const serializers = new Map<string, (data: unknown) => string>();
+
+function compiledOnce<F>(cache: Map<string, F>, schema: unknown, compile: () => F): F {
+  const key = JSON.stringify(schema);
+  let compiled = cache.get(key);
+  if (compiled === undefined) {
+    compiled = compile();
+    cache.set(key, compiled);
+  }
+  return compiled;
+}
 
 /** A validator of a query string or path outside the app's own compiler (a multipart route validates its body itself). */
 export function compileQueryValidator(schema: object) {
@@ -92,12 +115,14 @@ export function compileBodyValidator(schema: object) {
  * text, so there the validator coerces ("2" → 2, "true" → true).
  */
 export function registerValidation(app: FastifyInstance) {
-  const strict = build({ ...base, coerceTypes: false });
-  const coercing = build({ ...base, coerceTypes: 'array' });
+  strictBodies ??= build({ ...base, coerceTypes: false });
+  coercingTexts ??= build({ ...base, coerceTypes: 'array' });
+  const [strict, coercing] = [strictBodies, coercingTexts];
   app.setValidatorCompiler(({ schema, httpPart }) =>
     // Ajv's validate function is what Fastify expects; only their declared types differ.
-    (httpPart === 'body' ? strict : coercing).compile(schema as object) as any,
+    compiledOnce(httpPart === 'body' ? bodyValidators : textValidators, schema, () => (httpPart === 'body' ? strict : coercing).compile(schema as object)) as any,
   );
+  app.setSerializerCompiler(({ schema }) => compiledOnce(serializers, schema, () => fastJson(schema as object)));
   // CONTRACT §13: an unknown query parameter is a 400 on every route, also where a route reads none. The API's own
   // documentation pages, uploaded files (often fetched with a cache-busting query) and the staff console's pages
   // (`/`, `/*` such as /reset-password?token=…, and its /assets/) are not the API.
