@@ -93,7 +93,7 @@ describe('campaigns', () => {
     expect((await as(ctx, staff).delete(`/api/crm/campaigns/${id}`)).statusCode).toBe(409);
     // Re-subscribe for the next tests.
     expect((await as(ctx, staff).post('/api/crm/newsletters', { email: subscribed[0] })).statusCode).toBe(200);
-  }, 40_000);
+  }, 180_000);
 
   test('explicit recipients: unsubscribed ones are skipped, others receive it', async () => {
     const outsider = `outsider-${tag}@example.com`;

@@ -114,7 +114,7 @@ beforeAll(async () => {
   records.inquiries.push({ id: site.json().id, owners: [] });
   for (const on of records.leads) records.activities.push(await activity(on, admin));
   records.tasks.push(await task(viewer.own), await task(colleague), await task(stranger));
-}, 60_000);
+}, 180_000);
 afterAll(async () => ctx?.close());
 
 const insideOf = (kind: Kind, scope: Scope) => records[kind].filter((record) => sees(scope, record));

@@ -47,7 +47,7 @@ beforeAll(async () => {
   const document = await resolvedOpenapi(ctx);
   // Deletes last, so the other operations find the records.
   operations = operationsOf(document).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
-}, 60_000);
+}, 180_000);
 afterAll(() => ctx?.close());
 
 /** Who sends an operation's requests: its own fresh user for the auth routes (they sign out, change passwords…). */

@@ -19,7 +19,7 @@ beforeAll(async () => {
   ctx = await createTestApp({ IMPORT_MAX_BYTES: String(IMPORT_MAX_BYTES) }, { jobs: true });
   staff = await createUser(ctx, { crm: 'rwd', cms: 'rw' }, { name: 'Ima Porter' });
   reader = await createUser(ctx, { crm: 'r' });
-}, 30_000);
+}, 180_000);
 afterAll(async () => ctx?.close());
 
 const BOUNDARY = '----pms-import-boundary-3c9a';
@@ -332,7 +332,7 @@ test('one import is one write for the rate limit, however many rows it creates',
   } finally {
     await limited.close();
   }
-}, 60_000);
+}, 180_000);
 
 test('an import interrupted after a committed batch resumes there on restart; one whose file is gone fails with the reason', async () => {
   const database = await createTestDatabase();
@@ -368,4 +368,4 @@ test('an import interrupted after a committed batch resumes there on restart; on
     await first.close().catch(() => undefined);
     await database.close();
   }
-}, 90_000);
+}, 180_000);

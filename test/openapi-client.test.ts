@@ -236,4 +236,4 @@ export const price = (lead: Lead) => lead.price;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}, 60_000);
+}, 180_000);

@@ -120,7 +120,7 @@ describe('metrics', () => {
     on = await createTestApp({ METRICS_TOKEN: TOKEN }, { jobs: true });
     // A job waiting an hour: the queue depth has something to count.
     await on.app.jobs.send(activityLogRetention, {}, { startAfter: 3600 });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await off?.close();
     await on?.close();
@@ -275,7 +275,7 @@ describe('pool metrics on PostgreSQL', () => {
       };
     }
     ctx = await createTestApp({ METRICS_TOKEN: TOKEN }, { database });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await ctx?.close();
     await cleanup?.();

@@ -233,7 +233,7 @@ describe.skipIf(SKIP)(TITLE, () => {
   afterAll(async () => {
     await Promise.all(instances.map((instance) => stopInstance(instance)));
     for (const step of cleanup.reverse()) await step().catch((err) => console.warn('two-instances cleanup:', err));
-  }, 60_000);
+  }, 180_000);
 
   test('a session ended on one instance (sign-out, password change) or an API token revoked there is refused by the other on its next request', async () => {
     const user = await newUser({ crm: 'r' });

@@ -41,7 +41,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     ({ context, page, base, dataDir, serverErrors, forbidden } = app);
   }, 180_000);
 
-  afterAll(() => app?.close(), 60_000);
+  afterAll(() => app?.close(), 180_000);
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────────
 

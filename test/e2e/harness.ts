@@ -102,7 +102,8 @@ export async function startConsole(admin: { email: string; password: string }, e
     const browser = await launched;
     const context = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true, locale: 'en-GB', timezoneId: 'UTC' });
     // Generous: a browser step waits for the slowest of two shared cores.
-    context.setDefaultTimeout(30_000);
+    // A hang detector, not a speed bound: beside busy cores a list can take half a minute to show (`npm run test:stress`).
+    context.setDefaultTimeout(90_000);
     const page = await context.newPage();
     const serverErrors: string[] = [];
     const forbidden: string[] = [];

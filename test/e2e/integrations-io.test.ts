@@ -68,7 +68,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
   afterAll(async () => {
     await app?.close();
     await new Promise((resolve) => receiver?.close(resolve));
-  }, 60_000);
+  }, 180_000);
 
   test('leads: Import CSV shows the dry run with the bad row, imports the rest with progress, the leads are listed', async () => {
     await menuItem(page, 'Leads').click();

@@ -30,7 +30,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     ({ page, base } = app);
   }, 180_000);
 
-  afterAll(() => app?.close(), 60_000);
+  afterAll(() => app?.close(), 180_000);
 
   // A failing step leaves a screenshot of the page behind.
   beforeEach(({ task, onTestFailed }) => {

@@ -27,7 +27,7 @@ describe.skipIf(SKIP_BROWSER)('undo in Chromium', { timeout: 180_000 }, () => {
   afterAll(async () => {
     expect(app?.serverErrors ?? []).toEqual([]);
     await app?.close();
-  }, 60_000);
+  }, 180_000);
 
   /** A call of the API with the browser's session cookie; its JSON answer (it must succeed). */
   async function apiCall(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, data?: object): Promise<any> {
