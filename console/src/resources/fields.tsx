@@ -79,9 +79,13 @@ export function FieldValue({ field, dense }: { field: FieldSpec; dense?: boolean
   }
 }
 
-/** A reference picker: a search box where the API has `q`, otherwise a list to choose from. */
-function ReferencePicker({ source, label, resource, text, validate, filter, helperText }: {
-  source: string; label: string; resource: string; text: string; validate?: ReturnType<typeof required>; filter?: Record<string, unknown>; helperText?: string | false;
+/**
+ * A reference picker: a search box where the API has `q`, otherwise a list to choose from. The referenced resource is
+ * `reference`, not `resource`: a list's filter form gives each of its inputs `resource` (the list's own), and a picker
+ * that read it offered the list's records (leads under "Assigned to") to anyone who could read the list.
+ */
+function ReferencePicker({ source, label, reference: resource, text, validate, filter, helperText }: {
+  source: string; label: string; reference: string; text: string; validate?: ReturnType<typeof required>; filter?: Record<string, unknown>; helperText?: string | false;
   /** Read by the list's filter form from this element. */
   alwaysOn?: boolean;
 }) {
@@ -121,7 +125,7 @@ export function FieldInput({ field, choices, readOnly }: { field: FieldSpec; cho
     case 'ref': {
       // Reserving offers the units that are free.
       const filter = field.ref!.resource === 'inventory' ? { status: 'available' } : undefined;
-      return <ReferencePicker source={`${field.source}.id`} label={field.label} resource={field.ref!.resource} text={field.ref!.text} validate={validate} filter={filter} helperText={field.helper} />;
+      return <ReferencePicker source={`${field.source}.id`} label={field.label} reference={field.ref!.resource} text={field.ref!.text} validate={validate} filter={filter} helperText={field.helper} />;
     }
     case 'strings':
       return <TextArrayInput {...common} helperText={field.helper ?? 'Type and press Enter to add'} />;
@@ -165,7 +169,7 @@ export function filterInput(filter: FilterSpec) {
     case 'date':
       return <DateInput key={source} {...common} />;
     case 'ref':
-      return <ReferencePicker key={source} {...common} resource={filter.ref!.resource} text={filter.ref!.text} />;
+      return <ReferencePicker key={source} {...common} reference={filter.ref!.resource} text={filter.ref!.text} />;
     default:
       return <TextInput key={source} {...common} />;
   }
