@@ -1,6 +1,5 @@
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
@@ -16,6 +15,7 @@ import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerValidation } from './http/validation.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { registerResponseHeaders } from './http/security-headers.js';
 import { Metrics, registerMetrics } from './http/metrics.js';
 import { JOBS } from './jobs/index.js';
 import { Jobs } from './jobs/registry.js';
@@ -107,9 +107,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Errors Fastify raises before routing (a path that is not valid percent-encoded UTF-8) get the contract's body too.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const details = error.code === 'FST_ERR_BAD_URL' ? { url: 'is not a valid URL: a percent-encoded part is not UTF-8' } : { url: error.message };
-      void (reply as FastifyReply).code(400).send({ error: 'Validation error', details });
+      // Before routing: no hook has run, so the request id is set here.
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ error: 'Validation error', details });
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -132,14 +133,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onClose', async () => principals.close());
   forgetChangedPrincipals(app);
   app.addHook('onClose', async () => mailer.close());
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-
+  // The API answers JSON; the only HTML page is the docs reference, whose inline scripts a strict CSP would block.
+  registerResponseHeaders(app, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
   registerValidation(app);
   registerErrorHandling(app);
-  // The API answers JSON; the only HTML page is the docs reference, whose inline scripts a strict CSP would block.
-  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
   await app.register(cors, { origin: config.allowedOrigins.length ? config.allowedOrigins : false, credentials: true, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] });
   await app.register(cookie);
   await registerDocs(app);

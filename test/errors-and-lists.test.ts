@@ -7,6 +7,7 @@ import { LEAD_STATUSES, leads, serviceSettings } from '../src/db/schema/index.js
 import { equals, is } from '../src/data/filters.js';
 import { defineResource } from '../src/data/resource.js';
 import { listQuerySchema } from '../src/http/list-query.js';
+import { securityHeaders } from '../src/http/security-headers.js';
 import { IdParams, Nullable, RequiredText, Strict, StringEnum } from '../src/http/schemas.js';
 import { as, countQueries, createTestApp, none, type TestContext } from './helpers.js';
 
@@ -399,5 +400,25 @@ describe('other errors', () => {
     expect(res.headers['x-request-id']).toBe('trace-123');
     const generated = await as(ctx, none).get('/api/health');
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test("every answer carries helmet's security headers, errors from any hook included (read once, set per request)", async () => {
+    const expected = securityHeaders({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+    expect(expected).toMatchObject({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'SAMEORIGIN', 'cross-origin-resource-policy': 'same-site' });
+    expect(expected).not.toHaveProperty('content-security-policy');
+    const answers = [
+      await as(ctx, none).get('/api/health'), // 200
+      await ctx.app.inject({ method: 'GET', url: '/api/crm/leads' }), // 401 from the guard's hook
+      await as(ctx, none).get('/api/no-such-route'), // 404
+      await as(ctx, none).get('/api/test/boom'), // 500
+    ];
+    expect(answers.map((res) => res.statusCode)).toEqual([200, 401, 404, 500]);
+    for (const res of answers) {
+      for (const [name, value] of Object.entries(expected)) expect(res.headers[name], `${res.statusCode} ${name}`).toBe(value);
+      expect(res.headers['x-request-id']).toBeTruthy();
+    }
+    const badUrl = await ctx.app.inject({ method: 'GET', url: '/api/crm/leads/%E0%A4%A' });
+    expect(badUrl.statusCode).toBe(400);
+    expect(badUrl.headers['x-request-id']).toBeTruthy();
   });
 });

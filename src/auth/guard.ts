@@ -215,13 +215,17 @@ const CHANGES_ANYONE = /^\/api\/(auth\/(reset-password|tokens)|iam\/(users|modul
  * (this one too) also hears of it from the database at commit.
  */
 export function forgetChangedPrincipals(app: FastifyInstance) {
-  app.addHook('onSend', async (request, reply) => {
-    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode >= 400) return;
+  // Synchronous for reads (a callback, not a promise): it runs on every answer.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode >= 400) return done(null, payload);
     const route = request.routeOptions.url ?? '';
     if (CHANGES_ANYONE.test(route)) app.principals.clear();
-    else if (CHANGES_CALLER.test(route)) {
-      const principal = await request.principalPromise?.catch(() => null);
-      if (principal) app.principals.forgetUser(principal.user.id);
+    else if (CHANGES_CALLER.test(route) && request.principalPromise) {
+      return void request.principalPromise.catch(() => null).then((principal) => {
+        if (principal) app.principals.forgetUser(principal.user.id);
+        done(null, payload);
+      });
     }
+    done(null, payload);
   });
 }

@@ -59,9 +59,11 @@ export async function registerRateLimits(app: FastifyInstance, options: { namesp
   });
 
   // The plugin reports seconds until the reset; the contract promises the Unix time of the reset.
-  app.addHook('onSend', async (_request, reply) => {
+  // Synchronous (a callback, not a promise): it runs on every answer.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     const reset = reply.getHeader('x-ratelimit-reset');
     if (reset !== undefined && Number(reset) < 1e9) reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(reset));
+    done(null, payload);
   });
   return redis;
 }
