@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, asc, Column, desc, eq, is as isEntity, Param, SQL, type SQLChunk, sql, StringChunk, Table } from 'drizzle-orm';
+import { and, asc, Column, desc, eq, is as isEntity, Param, type Placeholder, SQL, type SQLChunk, sql, StringChunk, Table } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { notFound } from '../errors.js';
@@ -102,7 +102,17 @@ function parameterized(condition: SQL | undefined): { sql: SQL | undefined; valu
  * A name for a statement of this shape: PostgreSQL parses and plans a named statement once per connection and then
  * only binds values, where an unnamed one is planned on every request (most of a page's cost in the database).
  */
-const statementName = (kind: string, shape: unknown[]) => `${kind}_${createHash('sha1').update(JSON.stringify(shape)).digest('base64url').slice(0, 22)}`;
+const statementNames = new Map<string, string>();
+function statementName(kind: string, shape: unknown[]): string {
+  const key = `${kind}\0${JSON.stringify(shape)}`;
+  let name = statementNames.get(key);
+  if (name === undefined) {
+    name = `${kind}_${createHash('sha1').update(key.slice(kind.length + 1)).digest('base64url').slice(0, 22)}`;
+    if (statementNames.size >= 10_000) statementNames.delete(statementNames.keys().next().value!);
+    statementNames.set(key, name);
+  }
+  return name;
+}
 const scopeKeys = new WeakMap<Predicate, string>();
 
 /** A fixed scope as text: two lists over one resource with different scopes have different totals. */
@@ -150,6 +160,14 @@ const MAX_AGE_MS = CHANGE_LOG_RETENTION_MS / 4;
 const DEFERRED_JOIN_FROM = 1000;
 /** Prepared list and count statements kept (each is one shape: resource, filters present, sort, paging mode). */
 const MAX_STATEMENTS = 1000;
+/**
+ * Pages that end within this many rows carry their LIMIT and OFFSET as constants in their statement. With either as a
+ * parameter PostgreSQL costs a generic plan as if 10 % of the rows were read, so it plans every execution anew (most of
+ * a page's time in the database when the page cannot be kept, as while the list is being written to); with both
+ * constant it compares true costs and keeps the generic plan when it is as good. The first pages are the ones read
+ * again and again, so these few statements more per shape pay for themselves.
+ */
+const CONSTANT_PAGING_ROWS = 200;
 
 /**
  * Runs lists with exact totals counted rarely. A total is cached with the snapshot it was counted in; a later request
@@ -223,13 +241,16 @@ export class ListRunner {
       const xmins = [...(known.length ? [known[known.length - 1].snapshot.xmin] : []), ...(boundary ? [boundary.snapshot.xmin] : [])];
       const fromXid = xmins.length ? Math.min(...xmins) : undefined;
       // Everything the statement's text depends on; its values are placeholders.
-      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined];
+      const constantPaging = !boundary && !deep && offset + limit <= CONSTANT_PAGING_ROWS;
+      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined, constantPaging ? [limit, offset] : null];
       const statement = this.statement(statementName('page', shape), () => {
         const changes = fromXid === undefined ? sql`null` : changesSince(resource, sql.placeholder('fromXid'), MAX_CHANGES, reads);
         const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
         const select = selectView(this.db, resource.table, resource.listView ?? resource.view, extra);
-        const limitAt = sql.placeholder('limit');
-        const offsetAt = sql.placeholder('offset');
+        // Validated integers (the query's schema), so safe as text; drizzle writes an SQL chunk given here as it is.
+        const constant = (n: number) => sql.raw(String(Math.trunc(n))) as unknown as Placeholder;
+        const limitAt = constantPaging ? constant(limit) : sql.placeholder('limit');
+        const offsetAt = constantPaging ? constant(offset) : sql.placeholder('offset');
         if (boundary) {
           // A keyset step from a remembered row of this walk: only the rows between it and the page are skipped.
           const at = [sql.placeholder('boundarySort'), sql.placeholder('boundaryId')];
@@ -250,8 +271,10 @@ export class ListRunner {
         ...(fromXid === undefined ? {} : { fromXid: String(fromXid) }),
         ...(boundary ? { boundarySort: boundary.param, boundaryId: boundary.id } : {}),
       });
-      const changes = fromXid === undefined ? sql`null` : changesSince(resource, String(fromXid), MAX_CHANGES, reads);
-      const [first] = rows.length ? rows : await this.db.select({ __snapshot: currentSnapshot, __changes: changes }).from(sql`(select 1) as probe`);
+      const [first] = rows.length ? rows : await this.db.select({
+        __snapshot: currentSnapshot,
+        __changes: fromXid === undefined ? sql`null` : changesSince(resource, String(fromXid), MAX_CHANGES, reads),
+      }).from(sql`(select 1) as probe`);
       const snapshot = parseSnapshot(String(first.__snapshot));
       const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
       const head = deep && rows.length ? { sort: JSON.parse(String(rows[0].__sort)) as unknown, id: String(rows[0].__key) } : undefined;
