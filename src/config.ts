@@ -266,7 +266,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     authRateLimit: integer(env, 'AUTH_RATE_LIMIT', 5, 1, 1_000_000),
     writeRateLimit: integer(env, 'WRITE_RATE_LIMIT', 30, 1, 1_000_000),
     readRateLimit: integer(env, 'READ_RATE_LIMIT', 100, 1, 1_000_000),
-    slowPageMs: integer(env, 'SLOW_PAGE_MS', 4, 0, 60_000),
+    slowPageMs: integer(env, 'SLOW_PAGE_MS', 0, 0, 60_000), // 0: every page kept (src/data/page-cache.ts says why)
     bcryptCost: integer(env, 'BCRYPT_COST', 12, 4, 16),
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 168, 1, 24 * 366),
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),

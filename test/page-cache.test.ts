@@ -1,9 +1,10 @@
 import { desc, eq, ilike, or } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { clock } from '../src/clock.js';
-import { UNSTABLE_MS } from '../src/data/page-cache.js';
+import { type KeptPage, PageCache, UNSTABLE_MS } from '../src/data/page-cache.js';
+import { parseSnapshot } from '../src/data/changes.js';
 import { leads, users } from '../src/db/schema/index.js';
-import { as, countQueries, createTestApp, createUser, type TestContext } from './helpers.js';
+import { as, countQueries, createTestApp, createUser, type TestContext, testConfig } from './helpers.js';
 import { make } from './factories.js';
 
 // Slow pages kept (issue 11): with SLOW_PAGE_MS=0 every page is kept, and served again only while the change log shows
@@ -154,5 +155,37 @@ describe('other resources', () => {
     expect((await as(ctx, staff).patch(`/api/cms/projects/${project.id}`, { name: 'Needle Towers' })).statusCode).toBe(200);
     const second = (await as(ctx, staff).get('/api/cms/projects?q=needle')).json();
     expect(second.data.find((p: { id: string }) => p.id === project.id).name).toBe('Needle Towers');
+  });
+});
+
+describe('what is kept', () => {
+  test('by default (no SLOW_PAGE_MS) every page is kept, however fast it was to read', async () => {
+    expect(testConfig().slowPageMs).toBe(0);
+    const plain = await createTestApp();
+    try {
+      const reader = await createUser(plain, { crm: 'r' });
+      const url = '/api/crm/leads?status=new&page=1&limit=10';
+      const first = await as(plain, reader).get(url);
+      expect(first.statusCode).toBe(200);
+      // The second read is the kept page's check alone: the leads' rows are not read again.
+      expect(await countQueries(plain.database, PAGE_READ, async () => expect((await as(plain, reader).get(url)).json()).toEqual(first.json()))).toBe(0);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  test('at most 20,000 rows are kept across pages: the least recently kept go first', () => {
+    const cache = new PageCache();
+    const page = (rows: number): KeptPage => ({ rows: Array.from({ length: rows }, (_, i) => ({ id: String(i) })), ids: new Set(), snapshot: parseSnapshot('1:1:'), at: Date.now() });
+    cache.keep('a', page(9_000));
+    cache.keep('b', page(9_000));
+    expect(cache.get('a', 60_000)).toBeDefined();
+    cache.keep('c', page(9_000)); // 27,000 rows: a goes
+    expect(cache.get('a', 60_000)).toBeUndefined();
+    expect(cache.get('b', 60_000)).toBeDefined();
+    expect(cache.get('c', 60_000)).toBeDefined();
+    cache.keep('b', page(100)); // kept again, smaller: it replaces its own rows
+    cache.keep('d', page(10_000)); // 19,100 rows with c and b: nothing else goes
+    expect(['b', 'c', 'd'].map((key) => cache.get(key, 60_000) !== undefined)).toEqual([true, true, true]);
   });
 });

@@ -8,9 +8,15 @@ import { type Resource, resourceOfTable, type View } from './resource.js';
 /** A page kept with the snapshot it is exact in. */
 export type KeptPage = { rows: Record<string, unknown>[]; ids: Set<string>; snapshot: Snapshot; at: number };
 
-/** Reading a page slower than this (ms) keeps it: a search PostgreSQL can only answer by filtering many rows, say. */
-export const SLOW_PAGE_MS = 4;
+/**
+ * Reading a page slower than this (ms) keeps it. 0, the default: every page is kept, because serving a kept page (one
+ * small indexed read of the change log, one row back) costs both the database and the service less than reading the
+ * page again (its rows mapped from the driver's values), however fast that read is.
+ */
+export const SLOW_PAGE_MS = 0;
 const MAX_PAGES = 1000;
+/** Rows kept across all pages at most (about a kilobyte each), so pages of 100 rows cannot take 100 MB. */
+const MAX_ROWS = 20_000;
 /**
  * A page found changed is not kept again for this long (ms): while writes keep changing it, checking first is waste.
  * Measured on the service's clock (src/clock.ts), so tests move past it without sleeping.
@@ -24,26 +30,37 @@ export const UNSTABLE_MS = 1000;
  */
 export class PageCache {
   private pages = new Map<string, KeptPage>();
+  /** Rows of the kept pages. */
+  private rows = 0;
   /** When a kept page was last found changed: a page that changes often is cheaper read than checked and read. */
   private changed = new Map<string, number>();
 
   get(key: string, maxAgeMs: number): KeptPage | undefined {
     const kept = this.pages.get(key);
-    if (kept && Date.now() - kept.at >= maxAgeMs) this.pages.delete(key);
+    if (kept && Date.now() - kept.at >= maxAgeMs) this.drop(key);
     return kept && Date.now() - kept.at < maxAgeMs ? kept : undefined;
   }
 
   keep(key: string, page: KeptPage) {
     const changedAt = this.changed.get(key);
     if (changedAt !== undefined && clock.now().getTime() - changedAt < UNSTABLE_MS) return;
-    this.pages.delete(key);
-    if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value!);
+    this.drop(key);
+    // The least recently kept go first.
+    while (this.pages.size && (this.pages.size >= MAX_PAGES || this.rows + page.rows.length > MAX_ROWS)) this.drop(this.pages.keys().next().value!);
     this.pages.set(key, page);
+    this.rows += page.rows.length;
+  }
+
+  private drop(key: string) {
+    const kept = this.pages.get(key);
+    if (!kept) return;
+    this.pages.delete(key);
+    this.rows -= kept.rows.length;
   }
 
   /** The kept page was found changed: forgotten, and not kept again for a while. */
   forget(key: string) {
-    this.pages.delete(key);
+    this.drop(key);
     this.changed.delete(key);
     if (this.changed.size >= MAX_PAGES) this.changed.delete(this.changed.keys().next().value!);
     this.changed.set(key, clock.now().getTime());
