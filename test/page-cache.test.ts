@@ -1,8 +1,9 @@
 import { desc, eq, ilike, or } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { clock } from '../src/clock.js';
-import { type KeptPage, PageCache, UNSTABLE_MS } from '../src/data/page-cache.js';
+import { type KeptPage, keptPageIn, PageCache, UNSTABLE_MS } from '../src/data/page-cache.js';
 import { parseSnapshot } from '../src/data/changes.js';
+import type { Predicate } from '../src/data/filters.js';
 import { leads, users } from '../src/db/schema/index.js';
 import { as, countQueries, createTestApp, createUser, type TestContext, testConfig } from './helpers.js';
 import { make } from './factories.js';
@@ -176,7 +177,7 @@ describe('what is kept', () => {
 
   test('at most 20,000 rows are kept across pages: the least recently kept go first', () => {
     const cache = new PageCache();
-    const page = (rows: number): KeptPage => ({ rows: Array.from({ length: rows }, (_, i) => ({ id: String(i) })), ids: new Set(), snapshot: parseSnapshot('1:1:'), at: Date.now() });
+    const page = (rows: number): KeptPage => ({ rows: Array.from({ length: rows }, (_, i) => ({ id: String(i) })), ids: new Set(), readAt: parseSnapshot('1:1:'), snapshot: parseSnapshot('1:1:'), at: Date.now() });
     cache.keep('a', page(9_000));
     cache.keep('b', page(9_000));
     expect(cache.get('a', 60_000)).toBeDefined();
@@ -187,5 +188,31 @@ describe('what is kept', () => {
     cache.keep('b', page(100)); // kept again, smaller: it replaces its own rows
     cache.keep('d', page(10_000)); // 19,100 rows with c and b: nothing else goes
     expect(['b', 'c', 'd'].map((key) => cache.get(key, 60_000) !== undefined)).toEqual([true, true, true]);
+  });
+});
+
+describe('a check against a kept page', () => {
+  // Read in snapshot 100:100 (everything before 100 committed), then found exact by a later check in 105:105.
+  const kept = (): KeptPage => ({ rows: [{ id: 'a' }], ids: new Set(['a']), readAt: parseSnapshot('100:100:'), snapshot: parseSnapshot('105:105:'), at: Date.now() });
+  const elsewhere = { xid: 106, rowId: 'z', before: null, after: { status: 'lost' } };
+  const onThePage = { xid: 106, rowId: 'a', before: { status: 'new' }, after: { status: 'lost' } };
+  /** The list of new leads: a lead that is lost before and after a change cannot enter it. */
+  const newLeads = { test: (row: Record<string, unknown>) => row.status === 'new' } as unknown as Predicate;
+
+  test('a newer snapshot: exact when no change could alter the page, else not', () => {
+    expect(keptPageIn(kept(), parseSnapshot('107:107:'), [elsewhere], newLeads)).toBe('newer');
+    expect(keptPageIn(kept(), parseSnapshot('107:107:'), [onThePage], newLeads)).toBe(false);
+  });
+
+  test("a snapshot taken before a concurrent check moved the page on, but after its reading: exact there too", () => {
+    // Transactions 103 and 104 were still running for this request: between the reading (100) and the last check (105).
+    expect(keptPageIn(kept(), parseSnapshot('103:105:103,104'), [], undefined)).toBe('within');
+    expect(keptPageIn(kept(), parseSnapshot('104:104:'), [], undefined)).toBe('within');
+  });
+
+  test('a snapshot older than the reading, or one neither before nor after the last check, is not', () => {
+    expect(keptPageIn(kept(), parseSnapshot('99:99:'), [], undefined)).toBe(false);
+    // Sees 106 (not seen by the last check) but not 102 (seen by it): comparable with neither end.
+    expect(keptPageIn(kept(), parseSnapshot('102:107:102'), [], undefined)).toBe(false);
   });
 });

@@ -6,7 +6,7 @@ import { notFound } from '../errors.js';
 import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type LoggedChange, netChange, parseChanges, parseSnapshot, type Snapshot, weightOf } from './changes.js';
 import { allOf, is, keyOf, type Predicate } from './filters.js';
 import { type Boundary, Boundaries } from './boundaries.js';
-import { anyChangeSince, joinedResources, PageCache, SLOW_PAGE_MS, untouched } from './page-cache.js';
+import { anyChangeSince, joinedResources, keptPageIn, PageCache, SLOW_PAGE_MS } from './page-cache.js';
 import { type ListDeclaration, listFilters, ownedBy, type Resource, type SelectQuery, type View } from './resource.js';
 
 /** A validated list query: paging and sort get their defaults from the validator; filters by name. */
@@ -225,8 +225,9 @@ export class ListRunner {
       const [probe] = await check.execute({ fromXid: String(fromXid) });
       const snapshot = parseSnapshot(String(probe.snapshot));
       const logged = parseChanges(String(probe.changes));
-      if (probe.joined !== true && covers(snapshot, kept.snapshot) && logged.length < MAX_CHANGES && untouched(kept, logged, predicate)) {
-        kept.snapshot = snapshot; // exact here too: later checks start from now
+      const exact = probe.joined !== true && logged.length < MAX_CHANGES ? keptPageIn(kept, snapshot, logged, predicate) : false;
+      if (exact) {
+        if (exact === 'newer') kept.snapshot = snapshot; // exact here too: later checks start from now
         const total = this.bringForward(key, known, snapshot, logged, fromXid, predicate) ?? (await this.countSeeing(key, resource, predicate, snapshot));
         return { data: kept.rows as T[], pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
       }
@@ -293,7 +294,7 @@ export class ListRunner {
     let result = await read(boundary);
     // Kept only when every row has its id: a change to one of them must be recognised.
     if (!options.uncached && performance.now() - started > (this.options.slowPageMs ?? SLOW_PAGE_MS) && result.rows.every((row) => typeof row.id === 'string')) {
-      this.pages.keep(pageKey, { rows: result.rows, ids: new Set(result.rows.map((row) => String(row.id))), snapshot: result.snapshot, at: Date.now() });
+      this.pages.keep(pageKey, { rows: result.rows, ids: new Set(result.rows.map((row) => String(row.id))), readAt: result.snapshot, snapshot: result.snapshot, at: Date.now() });
     }
     // Rows written before the remembered one since it was remembered move it: follow it once, else read by offset.
     for (let attempt = 0; boundary; attempt++) {

@@ -1,12 +1,15 @@
 import { Column, type Placeholder, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { clock } from '../clock.js';
-import { type LoggedChange, type Snapshot, visibleIn } from './changes.js';
+import { covers, type LoggedChange, type Snapshot, visibleIn } from './changes.js';
 import type { Predicate } from './filters.js';
 import { type Resource, resourceOfTable, type View } from './resource.js';
 
-/** A page kept with the snapshot it is exact in. */
-export type KeptPage = { rows: Record<string, unknown>[]; ids: Set<string>; snapshot: Snapshot; at: number };
+/**
+ * A page kept: read in snapshot `readAt`, and found exact in every snapshot from there to `snapshot` (each check that
+ * found nothing that could change it moves `snapshot` on).
+ */
+export type KeptPage = { rows: Record<string, unknown>[]; ids: Set<string>; readAt: Snapshot; snapshot: Snapshot; at: number };
 
 /**
  * Reading a page slower than this (ms) keeps it. 0, the default: every page is kept, because serving a kept page (one
@@ -87,6 +90,18 @@ export function joinedResources(resource: Resource, view: View): string[] | unde
 export function anyChangeSince(resources: string[], fromXid: string | Placeholder) {
   if (!resources.length) return sql<boolean>`false`;
   return sql<boolean>`pms_changed_since(array[${sql.join(resources.map((r) => sql`${r}`), sql`, `)}]::text[], ${fromXid}::xid8)`;
+}
+
+/**
+ * Whether a kept page is exact in `snapshot`, a check's, given the `changes` logged since the page's snapshot:
+ * `newer` when the snapshot covers the page's and none of the changes could alter it (the page is then exact up to
+ * it); `within` when the snapshot lies between the page's reading and its last check, where it is known exact (a
+ * request whose snapshot was taken just before a concurrent one moved the page on: without this it found the page
+ * "not covered" and dropped it, which a sign-in's commit beside 42 readers did twice a second); false otherwise.
+ */
+export function keptPageIn(kept: KeptPage, snapshot: Snapshot, changes: LoggedChange[], predicate: Predicate | undefined): 'newer' | 'within' | false {
+  if (covers(snapshot, kept.snapshot)) return untouched(kept, changes, predicate) ? 'newer' : false;
+  return covers(snapshot, kept.readAt) && covers(kept.snapshot, snapshot) ? 'within' : false;
 }
 
 /** Whether a kept page is still exact after `changes` (those its snapshot had not seen). */
