@@ -158,3 +158,44 @@ test('records formatted by PostgreSQL are byte for byte those of the JavaScript 
   const row = Object.fromEntries(csv[0].map((h, i) => [h, csv.find((r) => r[0] === unit.id)![i]]));
   expect(row).toMatchObject({ price: '1234567.5', floor_area: '80.25', lot_area: '', house_model: "'=Model, \"A\"" });
 });
+
+// PostgreSQL writes the records with COPY in ranges of 50,000 rows (src/data/export.ts); PGlite has no COPY stream.
+test.runIf(!!process.env.DATABASE_URL)('PostgreSQL: COPY ranges carry every row once in order, values as literals, and an abandoned export frees its connection', async () => {
+  const { leads } = await import('../src/db/schema/index.js');
+  const { exportColumns, exportCsv: exportRecords } = await import('../src/data/export.js');
+  const { leadResource } = await import('../src/modules/crm/leads.js');
+  // Two ranges and a tail, with created_at ties across the range boundary (the id breaks them).
+  const early = new Date('2026-01-01T00:00:00.123Z');
+  const late = new Date('2026-02-01T00:00:00.000Z');
+  for (let i = 0; i < 51_000; i += 5_000) {
+    await ctx.database.db.insert(leads).values(Array.from({ length: Math.min(5_000, 51_000 - i) }, (_, j) => ({
+      first_name: `Range${i + j}`, last_name: "O'Brien\\", source: 'referral' as const, created_at: (i + j) % 2 ? early : late, updated_at: late })));
+  }
+  const { rows } = await ctx.database.execute(`select id::text from leads where source = 'referral' order by created_at desc, id desc`);
+  const all = await exportCsv('/api/crm/leads/export?source=referral');
+  expect(all.records.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+  expect(all.records[0]).toMatchObject({ last_name: "O'Brien\\", created_at: '2026-02-01T00:00:00.000Z' });
+  expect(all.records.at(-1)).toMatchObject({ created_at: '2026-01-01T00:00:00.123Z' });
+  // The user's own text (quote, backslash) reaches COPY as a literal and matches as a parameter would.
+  const ascending = await exportCsv(`/api/crm/leads/export?source=referral&order=asc&q=${encodeURIComponent("o'brien\\")}`);
+  expect(ascending.records.map((r) => r.id)).toEqual(rows.map((r) => r.id).reverse());
+
+  // Abandoned after its first chunk, more times than the pool has connections: each COPY's connection is closed.
+  const columns = exportColumns(leadResource.listView ?? leadResource.view);
+  for (let i = 0; i < 12; i++) {
+    const records = exportRecords(ctx.database.db, leadResource, columns, {}, { copyCsv: ctx.database.copyCsv });
+    expect(String((await records.next()).value)).toMatch(/^[0-9a-f-]{36},/);
+    await records.return(undefined);
+  }
+  expect((await ctx.database.execute('select count(*)::int as n from leads')).rows[0].n).toBeGreaterThan(51_000);
+  expect(ctx.database.pool!().waiting).toBe(0);
+}, 60_000);
+
+test('an empty text is an empty cell, as null is (COPY would write it "")', async () => {
+  const { leads } = await import('../src/db/schema/index.js');
+  const [lead] = await ctx.database.db.insert(leads).values({ first_name: 'Empty', last_name: 'Cells', interest: '', notes: '', email: null, source: 'event' })
+    .returning({ id: leads.id });
+  const res = await as(ctx, staff).get('/api/crm/leads/export?q=Cells&sort=last_name');
+  const line = res.body.split('\n').find((l) => l.startsWith(lead.id))!;
+  expect(line.split(',').slice(1, 9)).toEqual(['Empty', 'Cells', '', '', 'event', 'new', '', '']);
+});

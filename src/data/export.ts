@@ -1,6 +1,8 @@
+import { PassThrough, Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { and, Column, is, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import type { Executor } from '../db/client.js';
+import type { Database, Executor } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
 import { listOrder, listPredicate, type ScopeOption, selectView, sortColumn } from './list.js';
 import type { Resource, SelectQuery, View } from './resource.js';
@@ -13,6 +15,10 @@ const READ_AHEAD = 2;
 type Key = { sort: string; id: string };
 /** A range's statement reads at most this many rows (see `rangeBatches`). */
 const RANGE_LIMIT = 2 * BATCH;
+/** Rows per range read by `COPY` (PostgreSQL), each planned for its own keys: see `copiedRange`. */
+const COPY_RANGE = 50_000;
+/** Bytes of a `COPY` range read ahead of the one being written (about 40,000 leads): see `copiedRange`. */
+const COPY_AHEAD_BYTES = 8 * 1024 * 1024;
 
 /** One column of an export: its header, and what is selected for it. */
 export type ExportColumn = { header: string; value: unknown };
@@ -54,20 +60,27 @@ export function cell(value: unknown): string {
 export const record = (values: unknown[]) => `${values.map(cell).join(',')}\n`;
 
 /**
- * A column's CSV cell computed by PostgreSQL, exactly as `cell` writes its value (migration 0014's `pms_csv_text` for
- * text); undefined for a value `cell` formats in a way SQL does not reproduce exactly (arrays, JSON, expressions).
+ * A column's CSV cell computed by PostgreSQL, exactly as `cell` writes its value; undefined for a value `cell` formats
+ * in a way SQL does not reproduce exactly (arrays, JSON, expressions). For `COPY` (`copy`), the value before quoting:
+ * COPY's CSV format quotes what needs it (a comma, quote or line break) and writes NULL as nothing, so an empty text
+ * becomes NULL (COPY would write it `""`). Otherwise the whole cell (migration 0014's `pms_csv_text` for text).
  */
-function sqlCell(value: unknown): SQL | undefined {
+function sqlCell(value: unknown, copy = false): SQL | undefined {
   if (!is(value, Column)) return undefined;
   const column = value as PgColumn;
   const type = column.columnType;
-  if (/^Pg(Text|Varchar|Char)$/.test(type)) return sql`pms_csv_text(${column})`;
-  if (type === 'PgUUID') return sql`coalesce(${column}::text, '')`;
-  if (/^PgTimestamp/.test(type)) return sql`coalesce(to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '')`;
-  if (type === 'PgBoolean') return sql`(case when ${column} then 'true' when not ${column} then 'false' else '' end)`;
-  if (/^Pg(Integer|SmallInt)$/.test(type)) return sql`coalesce(${column}::text, '')`;
+  const orEmpty = (text: SQL) => (copy ? text : sql`coalesce(${text}, '')`);
+  if (/^Pg(Text|Varchar|Char)$/.test(type)) {
+    // The formula guard: a text whose first byte is 'A' or above (letters, most text) cannot start with = + - @ tab CR.
+    return copy ? sql`nullif(case when ${column} collate "C" >= 'A' then ${column} when ascii(${column}) in (61, 43, 45, 64, 9, 13) then '''' || ${column} else ${column} end, '')`
+      : sql`pms_csv_text(${column})`;
+  }
+  if (type === 'PgUUID') return orEmpty(sql`${column}::text`);
+  if (/^PgTimestamp/.test(type)) return orEmpty(sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+  if (type === 'PgBoolean') return sql`(case when ${column} then 'true' when not ${column} then 'false' else ${copy ? sql`null` : sql`''`} end)`;
+  if (/^Pg(Integer|SmallInt)$/.test(type)) return orEmpty(sql`${column}::text`);
   // A number as JavaScript prints it: float8's shortest form is the same digits for the sizes kept here (below 1e15).
-  if (type === 'PgNumeric') return sql`coalesce(${column}::float8::text, '')`;
+  if (type === 'PgNumeric') return orEmpty(sql`${column}::float8::text`);
   return undefined;
 }
 
@@ -91,11 +104,13 @@ function exported(value: unknown, alias: string): SQL.Aliased {
  * id) keys, so neither the process nor the database holds the whole result; the keyset is a row-value comparison,
  * which PostgreSQL bounds by a (sort, id) index, and the sort value travels as text so no precision is lost. When every column's cell
  * can be computed in SQL, PostgreSQL formats each record (one text per row to read, nothing to format here: the
- * export of 1M leads spent most of its time parsing and formatting cells on the service's one thread).
+ * export of 1M leads spent most of its time parsing and formatting cells on the service's one thread), and on
+ * PostgreSQL (`options.copyCsv`) its `COPY` writes the records (see `rangeChunks`).
  * Chunks stay small (~50 kB): a larger string lives in V8's large-object space, freed only by a full collection, and
  * an export of 1M rows with a chunk per batch grew the process by 200 MB.
  */
-export async function* exportCsv(db: Executor, resource: Resource, columns: ExportColumn[], query: Record<string, unknown>, options: ScopeOption = {}): AsyncGenerator<string> {
+export async function* exportCsv(db: Executor, resource: Resource, columns: ExportColumn[], query: Record<string, unknown>,
+  options: ScopeOption & { copyCsv?: Database['copyCsv'] } = {}): AsyncGenerator<string | Buffer> {
   // `options.scope`: the caller's record scope (issue 23), in place of the resource's own scope, as lists take it.
   const where = listPredicate(resource, query, options.scope ?? resource.scope)?.sql;
   const order = listOrder(resource, query);
@@ -104,13 +119,16 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
   const id = resource.id;
   const cells = columns.map((c) => sqlCell(c.value));
   const inSql = cells.every((c): c is SQL => c !== undefined);
+  const joins = (resource.listView ?? resource.view).joins;
   const fields: Record<string, unknown> = inSql
     ? { __line: sql<string>`concat_ws(',', ${sql.join(cells, sql`, `)})`.as('__line') }
     : Object.fromEntries(columns.map((c, i) => [`c${i}`, exported(c.value, `c${i}`)]));
-  const view: View = { fields: { ...fields, __sort: sql<string | null>`${column}::text`.as('__sort'), __id: sql`${id}`.as('__id') }, joins: (resource.listView ?? resource.view).joins };
+  const view: View = { fields: { ...fields, __sort: sql<string | null>`${column}::text`.as('__sort'), __id: sql`${id}`.as('__id') }, joins };
   const select = (fieldsOf: View) => selectView(db, resource.table, fieldsOf);
+  const after = (key: Key) => (ascending ? sql`(${column}, ${id}) > (${key.sort}, ${key.id})` : sql`(${column}, ${id}) < (${key.sort}, ${key.id})`);
+  const upTo = (key: Key) => (ascending ? sql`(${column}, ${id}) <= (${key.sort}, ${key.id})` : sql`(${column}, ${id}) >= (${key.sort}, ${key.id})`);
   if (inSql && column.notNull) {
-    yield* rangeChunks();
+    yield* options.copyCsv ? rangeChunks(COPY_RANGE, copiedRange(options.copyCsv)) : rangeChunks(BATCH, aggregatedRange);
     return;
   }
   const line = inSql ? (row: Record<string, unknown>) => `${row.__line as string}\n` : (row: Record<string, unknown>) => record(columns.map((_, i) => row[`c${i}`]));
@@ -125,54 +143,25 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
   /**
    * Records formatted by PostgreSQL and a sort column that is never null (every export but the activity log's, in
    * its default order): the key range of each batch is found first, by a cheap index-only read of the keys alone (the
-   * 2,000th key after the last), and each range is then read whole, `(sort, id) > from and (sort, id) <= to`, two at
+   * `size`th key after the last), and each range is then read whole, `(sort, id) > from and (sort, id) <= to`, two at
    * a time on two connections: PostgreSQL formats two batches on two cores while the service writes a third. The
-   * ranges partition the keys, so a row written meanwhile is neither skipped nor read twice. Each batch's rows are
-   * joined into chunks as soon as they arrive: rows kept alive while earlier chunks were written were promoted to the
-   * old generation and grew the process by 80 MB over 1M rows.
+   * ranges partition the keys, so a row written meanwhile is neither skipped nor read twice.
    */
-  async function* rangeChunks(): AsyncGenerator<string> {
-    const after = (key: Key) => (ascending ? sql`(${column}, ${id}) > (${key.sort}, ${key.id})` : sql`(${column}, ${id}) < (${key.sort}, ${key.id})`);
-    const upTo = (key: Key) => (ascending ? sql`(${column}, ${id}) <= (${key.sort}, ${key.id})` : sql`(${column}, ${id}) >= (${key.sort}, ${key.id})`);
+  async function* rangeChunks<Chunk>(size: number, readRange: (from: Key | undefined, to: Key | undefined) => Promise<Chunk[] | (AsyncIterable<Chunk> & Readable)>): AsyncGenerator<Chunk> {
     const keys = db.select({ __sort: sql<string>`${column}::text`.as('__sort'), __id: sql<string>`${id}`.as('__id') } as never).from(resource.table as never) as SelectQuery;
     /** The key the batch starting after `from` ends at; undefined when fewer rows than a batch remain. */
     const boundary = async (from: Key | undefined) => {
-      const [row] = (await executePrepared(db, keys.where(and(where, from && after(from))).orderBy(...order).limit(1).offset(BATCH - 1).getSQL())).rows;
+      const [row] = (await executePrepared(db, keys.where(and(where, from && after(from))).orderBy(...order).limit(1).offset(size - 1).getSQL())).rows;
       return row && { sort: String(row.__sort), id: String(row.__id) };
     };
-    // A limit, though the range holds about a batch: without one, PostgreSQL's generic plan for the statement expects a
-    // ninth of the table, and scans it with parallel workers and a sort (50 ms a batch instead of 5). Rows written into
-    // the range since its key was found may pass the limit: the rest of the range is read after the last row read.
-    // PostgreSQL also joins the records into chunks: the service receives one string per chunk, not a row object and
-    // a string per record, so a batch allocates a third as much and little is alive when the young generation is
-    // collected (what survives those collections is what makes V8 grow it).
-    const numbered: View = { ...view, fields: { ...view.fields, __n: sql<number>`row_number() over (order by ${sql.join(order, sql`, `)})`.as('__n') } };
-    const range = async (from: Key | undefined, to: Key | undefined) => {
-      const chunks: string[] = [];
-      for (let start = from; ;) {
-        const rows = select(numbered).where(and(where, start && after(start), to && upTo(to))).orderBy(...order).limit(RANGE_LIMIT).as('batch');
-        const grouped = sql`select string_agg(batch.__line, E'\n' order by batch.__n) || E'\n' as chunk, count(*)::int as records,
-          (array_agg(batch.__sort order by batch.__n desc))[1] as last_sort, (array_agg(batch.__id order by batch.__n desc))[1]::text as last_id
-          from ${rows} group by (batch.__n - 1) / ${sql.raw(String(ROWS_PER_CHUNK))} order by (batch.__n - 1) / ${sql.raw(String(ROWS_PER_CHUNK))}`;
-        const answer = (await executePrepared(db, grouped)).rows;
-        let records = 0;
-        for (const row of answer) {
-          chunks.push(String(row.chunk));
-          records += Number(row.records);
-        }
-        if (records < RANGE_LIMIT) return chunks;
-        const tail = answer[answer.length - 1];
-        start = { sort: String(tail.last_sort), id: String(tail.last_id) };
-      }
-    };
-    const reading: Promise<string[]>[] = [];
+    const reading: ReturnType<typeof readRange>[] = [];
     try {
       let from: Key | undefined;
       let last = false;
       for (;;) {
         while (!last && reading.length < READ_AHEAD) {
           const to = await boundary(from);
-          reading.push(range(from, to));
+          reading.push(readRange(from, to));
           if (to) from = to;
           else last = true;
         }
@@ -181,8 +170,59 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
         yield* await chunks;
       }
     } finally {
-      // Abandoned (the client went away): reads asked for ahead are not waited for, and their failures are nobody's.
-      for (const chunks of reading) chunks.catch(() => undefined);
+      // Abandoned (the client went away): reads asked for ahead are not waited for (a stream is ended), and their
+      // failures are nobody's.
+      for (const chunks of reading) chunks.then((read) => (Array.isArray(read) ? undefined : read.destroy()), () => undefined);
+    }
+  }
+
+  /**
+   * A range's records written by PostgreSQL's `COPY`: it formats and quotes the cells in C (half the database's CPU
+   * of `pms_csv_text` and a join into chunks), and its output reaches the answer as the bytes that arrived. `COPY`
+   * takes no parameters, so the statement carries its values as literals, and PostgreSQL plans each range for its
+   * own keys. The range being written streams; the one after it is read ahead into a buffer of at most
+   * COPY_AHEAD_BYTES, beyond which its `COPY` waits (PostgreSQL blocks on a full socket), so memory stays bounded
+   * however wide the rows.
+   */
+  function copiedRange(copyCsv: NonNullable<Database['copyCsv']>) {
+    const copied: View = { fields: Object.fromEntries(columns.map((c, i) => [`c${i}`, sql`${sqlCell(c.value, true)}`.as(`c${i}`)])), joins };
+    return async (from: Key | undefined, to: Key | undefined) => {
+      const ahead = new PassThrough({ highWaterMark: COPY_AHEAD_BYTES });
+      const statement = select(copied).where(and(where, from && after(from), to && upTo(to))).orderBy(...order).getSQL();
+      // A failure reaches the reader through `ahead`; abandoning `ahead` ends the COPY (its connection is closed).
+      pipeline(Readable.from(copyCsv(statement), { objectMode: false }), ahead).catch(() => undefined);
+      return ahead as AsyncIterable<Buffer> & Readable;
+    };
+  }
+
+  /**
+   * A range's records formatted by PostgreSQL (`pms_csv_text`), joined into chunks as soon as they arrive: rows kept
+   * alive while earlier chunks were written were promoted to the old generation and grew the process by 80 MB over
+   * 1M rows.
+   */
+  async function aggregatedRange(from: Key | undefined, to: Key | undefined): Promise<string[]> {
+    // A limit, though the range holds about a batch: without one, PostgreSQL's generic plan for the statement expects a
+    // ninth of the table, and scans it with parallel workers and a sort (50 ms a batch instead of 5). Rows written into
+    // the range since its key was found may pass the limit: the rest of the range is read after the last row read.
+    // PostgreSQL also joins the records into chunks: the service receives one string per chunk, not a row object and
+    // a string per record, so a batch allocates a third as much and little is alive when the young generation is
+    // collected (what survives those collections is what makes V8 grow it).
+    const numbered: View = { ...view, fields: { ...view.fields, __n: sql<number>`row_number() over (order by ${sql.join(order, sql`, `)})`.as('__n') } };
+    const chunks: string[] = [];
+    for (let start = from; ;) {
+      const rows = select(numbered).where(and(where, start && after(start), to && upTo(to))).orderBy(...order).limit(RANGE_LIMIT).as('batch');
+      const grouped = sql`select string_agg(batch.__line, E'\n' order by batch.__n) || E'\n' as chunk, count(*)::int as records,
+        (array_agg(batch.__sort order by batch.__n desc))[1] as last_sort, (array_agg(batch.__id order by batch.__n desc))[1]::text as last_id
+        from ${rows} group by (batch.__n - 1) / ${sql.raw(String(ROWS_PER_CHUNK))} order by (batch.__n - 1) / ${sql.raw(String(ROWS_PER_CHUNK))}`;
+      const answer = (await executePrepared(db, grouped)).rows;
+      let records = 0;
+      for (const row of answer) {
+        chunks.push(String(row.chunk));
+        records += Number(row.records);
+      }
+      if (records < RANGE_LIMIT) return chunks;
+      const tail = answer[answer.length - 1];
+      start = { sort: String(tail.last_sort), id: String(tail.last_id) };
     }
   }
 

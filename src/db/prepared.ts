@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import pg from 'pg';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from './client.js';
@@ -18,4 +20,22 @@ export async function executePrepared(db: Db | Tx, query: SQL): Promise<{ rows: 
   const name = `pms_${createHash('sha1').update(compiled.sql).digest('base64url')}`;
   // Without fields, the prepared query answers the driver's raw result, as `db.execute` does: library boundary.
   return (await db._.session.prepareQuery(compiled, undefined, name, false).execute()) as { rows: Record<string, unknown>[] };
+}
+
+/** pg's own conversion of a parameter to the text it sends (arrays, dates, buffers, JSON): library boundary. */
+const parameterText = (createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (value: unknown) => string | Buffer | null }).prepareValue;
+
+/**
+ * The text of `query` with each parameter written in place as a quoted literal, for a statement that takes no
+ * parameters (`COPY`). A quoted literal is untyped until its context types it, as a parameter is, so the statement
+ * means the same; pg's `escapeLiteral` doubles quotes and backslashes.
+ */
+export function withLiterals(query: SQL): string {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return text.replace(/\$(\d+)/g, (placeholder, n: string) => {
+    if (Number(n) < 1 || Number(n) > params.length) return placeholder;
+    const value = parameterText(params[Number(n) - 1]);
+    if (value === null) return 'null';
+    return pg.escapeLiteral(Buffer.isBuffer(value) ? `\\x${value.toString('hex')}` : value);
+  });
 }

@@ -7,7 +7,7 @@ import { record } from '../data/export.js';
  * header record. The first chunk is read before the answer starts, so a query that fails is still answered as a JSON
  * error; a failure later can only cut the stream short (the status is sent by then), and is logged.
  */
-export async function sendCsv(reply: FastifyReply, filename: string, headers: string[], chunks: AsyncIterable<string>) {
+export async function sendCsv(reply: FastifyReply, filename: string, headers: string[], chunks: AsyncIterable<string | Buffer>) {
   const iterator = chunks[Symbol.asyncIterator]();
   const first = await iterator.next();
   const body = Readable.from((async function* () {

@@ -152,7 +152,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
           ...errorResponses,
         },
       },
-    }, async (request, reply) => sendCsv(reply, filename, headers, exportCsv(db, resource, columns, await listQueryOf(request), await recordScope(app, request, resource))));
+    }, async (request, reply) => sendCsv(reply, filename, headers, exportCsv(db, resource, columns, await listQueryOf(request), { ...await recordScope(app, request, resource), copyCsv: app.database.copyCsv })));
   }
 
   if (routes.detail !== false && resource.name !== activityLogResource.name) {
