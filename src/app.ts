@@ -9,6 +9,7 @@ import { createAuth } from './auth/auth.js';
 import { TokenUse } from './auth/api-tokens.js';
 import { enforceModuleGuards, forgetChangedPrincipals, type Principal } from './auth/guard.js';
 import { PrincipalCache } from './auth/principals.js';
+import { BackgroundWork } from './background.js';
 import authRoutes from './auth/routes.js';
 import { CONSOLE_DIR, registerConsole } from './http/console.js';
 import { registerDocs } from './http/docs.js';
@@ -125,14 +126,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const baseMailer = deps.mailer ?? createMailer(config, app.log);
   const mailer = metrics ? countingMailer(baseMailer, { sent: () => metrics.mailSent.inc(), failed: () => metrics.mailFailed.inc() }) : baseMailer;
   app.decorate('mailer', mailer);
-  app.decorate('auth', createAuth(config, database, mailer, app.log));
+  const background = new BackgroundWork();
+  app.decorate('background', background);
+  app.decorate('auth', createAuth(config, database, mailer, app.log, background));
   const principals = new PrincipalCache<Principal>();
   await principals.start(database);
   app.decorate('principals', principals);
   app.decorate('tokenUse', new TokenUse(database.db, app.log));
   app.addHook('onClose', async () => principals.close());
   forgetChangedPrincipals(app);
-  app.addHook('onClose', async () => mailer.close());
+  // Notices and reset mail under way are sent before the mailer closes (each send has the transport's own timeouts).
+  app.addHook('onClose', async () => {
+    await background.settled();
+    await mailer.close();
+  });
   // The API answers JSON; the only HTML page is the docs reference, whose inline scripts a strict CSP would block.
   registerResponseHeaders(app, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
   registerValidation(app);

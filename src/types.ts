@@ -9,6 +9,7 @@ import type { Database } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
 import type { Jobs } from './jobs/registry.js';
 import type { Mailer } from './mail/mailer.js';
+import type { BackgroundWork } from './background.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,6 +20,8 @@ declare module 'fastify' {
     principals: PrincipalCache<Principal>;
     tokenUse: TokenUse;
     mailer: Mailer;
+    /** Work started after an answer and not waited for (staff notices, reset mail): see src/background.ts. */
+    background: BackgroundWork;
     jobs: Jobs;
     /** The rate-limit store when REDIS_URL is set (readiness checks it), else null. */
     redis: Redis | null;

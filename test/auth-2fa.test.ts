@@ -1,5 +1,5 @@
 import * as OTPAuth from 'otpauth';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
 type SetCookie = { name: string; value: string; attributes: Record<string, string | true> };
@@ -31,6 +31,16 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await ctx?.close();
+});
+
+// Codes are made and checked in one process (app.inject): with the clock held in the middle of a 30-second step,
+// the step a code is made for is the step it is checked in, however long the machine takes between the two.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Math.floor(Date.now() / 30_000) * 30_000 + 15_000);
+});
+afterEach(() => {
+  vi.useRealTimers();
 });
 
 

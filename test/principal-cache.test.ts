@@ -132,8 +132,9 @@ describe('exactly what changed is forgotten (issue 22)', () => {
     expect(await leads(a, user.token)).toBe(200);
     expect(await leads(b, user.token)).toBe(200);
     for (let i = 0; i < 3; i++) await login(a, user.email, user.password);
-    // Give a notification, if one were sent, the time to arrive; then nothing of the open session is read again.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Every notification of those sign-ins has been handled on both instances; nothing of the open session is read again.
+    expect(await a.app.principals.heard()).toBe(true);
+    expect(await b.app.principals.heard()).toBe(true);
     expect(await resolutions(a, user.token)).toBe(0);
     expect(await resolutions(b, user.token)).toBe(0);
   });

@@ -7,6 +7,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import { accounts, sessions, twoFactors, userColumns, verifications } from '../db/schema/index.js';
+import type { BackgroundWork } from '../background.js';
 import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/templates.js';
 import { bcryptHasher } from './passwords.js';
@@ -20,7 +21,7 @@ const CLIENT_IP_HEADER = 'x-pms-client-ip';
  */
 const liveUsers = pgTable('live_users', userColumns());
 
-export function createAuth(config: Config, database: Database, mailer: Mailer, log: FastifyBaseLogger) {
+export function createAuth(config: Config, database: Database, mailer: Mailer, log: FastifyBaseLogger, background: BackgroundWork) {
   return betterAuth({
     appName: 'Property Management',
     secret: config.authSecret,
@@ -43,9 +44,9 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
         const url = `${config.baseUrl}/reset-password?token=${encodeURIComponent(token)}`;
         // Fire and forget: the answer of forgot-password (and its timing) never depends on mail delivery,
         // and a slow or stalled SMTP server must not hold the request (Better Auth awaits this callback).
-        void mailer.send({ to: user.email, ...passwordResetMail(user.name, url) }).catch((err: unknown) => {
+        background.track(mailer.send({ to: user.email, ...passwordResetMail(user.name, url) }).catch((err: unknown) => {
           log.error({ err: { message: (err as Error).message }, to: user.email }, 'password reset mail failed');
-        });
+        }));
       },
     },
     session: {

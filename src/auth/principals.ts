@@ -83,11 +83,11 @@ export class PrincipalCache<P> {
   }
 
   /**
-   * Resolves once every notification committed before the call has been handled (false: that cannot be known). One
+   * Resolves true once every notification committed before the call has been handled (false: that cannot be known). One
    * round trip on the LISTEN connection serves every request waiting at the same time; one already in flight may have
    * left before the caller's change committed, so a caller arriving then waits for the next.
    */
-  private heard(): Promise<boolean> {
+  heard(): Promise<boolean> {
     const listener = this.listener;
     if (!listener) return Promise.resolve(false);
     const run = (): Promise<boolean> => {

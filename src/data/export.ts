@@ -17,8 +17,12 @@ type Key = { sort: string; id: string };
 const RANGE_LIMIT = 2 * BATCH;
 /** Rows per range read by `COPY` (PostgreSQL), each planned for its own keys: see `copiedRange`. */
 const COPY_RANGE = 50_000;
-/** Bytes of a `COPY` range read ahead of the one being written (about 40,000 leads): see `copiedRange`. */
-const COPY_AHEAD_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes of a `COPY` range read ahead of the one being written (about 1,200 leads): its statement starts while the
+ * one before is written, so no range waits for its first rows. More buffered no faster (8 MB: the same rows/s on 1M
+ * leads) and grew the process by 50–80 MB instead of about 33.
+ */
+const COPY_AHEAD_BYTES = 256 * 1024;
 
 /** One column of an export: its header, and what is selected for it. */
 export type ExportColumn = { header: string; value: unknown };

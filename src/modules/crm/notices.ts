@@ -7,10 +7,9 @@ import { inquiryNoticeMail, leadAssignedMail, type Rendered } from '../../mail/t
  * Staff notices (issue 14 §6): mail to the people a change concerns, sent after the change committed and never
  * failing it (the change stands whatever the mail server says), through the same mailer as every other message.
  */
-function sendAll(app: App, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
-  for (const to of new Set(recipients)) {
-    app.mailer.send({ to, ...mail }).catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'));
-  }
+async function sendAll(app: App, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
+  await Promise.all([...new Set(recipients)].map((to) =>
+    app.mailer.send({ to, ...mail }).catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'))));
 }
 
 /** Who hears of a new inquiry: configured addresses, or every live user who may answer it (crm write). */
@@ -28,9 +27,9 @@ type Inquiry = { id: string; name: string; email: string; phone: string | null; 
 
 /** A visitor's inquiry arrived. */
 export function noticeInquiry(app: App, inquiry: Inquiry) {
-  inquiryRecipients(app)
+  app.background.track(inquiryRecipients(app)
     .then((recipients) => sendAll(app, recipients, inquiryNoticeMail(inquiry, `${app.config.baseUrl}/inquiries/${inquiry.id}`), { inquiry: inquiry.id }))
-    .catch((err: unknown) => app.log.error({ err, inquiry: inquiry.id }, 'staff notice not sent'));
+    .catch((err: unknown) => app.log.error({ err, inquiry: inquiry.id }, 'staff notice not sent')));
 }
 
 type Lead = { id: string; first_name: string; last_name: string; email: string | null; phone: string | null; interest: string | null };
@@ -38,11 +37,11 @@ type Lead = { id: string; first_name: string; last_name: string; email: string |
 /** A lead now assigned to `assigneeId`: they hear of it, unless they assigned it themselves or notices are off. */
 export function noticeAssignment(app: App, lead: Lead, assigneeId: string | null | undefined, actorId: string | null) {
   if (!app.config.assignmentNotices || !assigneeId || assigneeId === actorId) return;
-  (async () => {
+  app.background.track((async () => {
     const people = await app.database.db.select({ id: users.id, name: users.name, email: users.email }).from(users)
       .where(and(isNull(users.deletedAt), eq(users.id, assigneeId)));
     const by = actorId ? (await app.database.db.select({ name: users.name }).from(users).where(eq(users.id, actorId)))[0]?.name ?? null : null;
     const [assignee] = people;
-    if (assignee) sendAll(app, [assignee.email], leadAssignedMail(assignee.name, lead, by, `${app.config.baseUrl}/leads/${lead.id}`), { lead: lead.id });
-  })().catch((err: unknown) => app.log.error({ err, lead: lead.id }, 'staff notice not sent'));
+    if (assignee) await sendAll(app, [assignee.email], leadAssignedMail(assignee.name, lead, by, `${app.config.baseUrl}/leads/${lead.id}`), { lead: lead.id });
+  })().catch((err: unknown) => app.log.error({ err, lead: lead.id }, 'staff notice not sent')));
 }
