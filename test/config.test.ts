@@ -224,7 +224,7 @@ async function waitForHealth(service: Service, port: number, timeoutMs = 120_000
 }
 
 /** Resolves once the service's output matches `pattern` (its log lines arrive a little after its answers). */
-async function waitForOutput(service: Service, pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+async function waitForOutput(service: Service, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(service.output())) {
     if (Date.now() > deadline) throw new Error(`output never matched ${pattern}:\n${service.output()}`);
@@ -234,7 +234,7 @@ async function waitForOutput(service: Service, pattern: RegExp, timeoutMs = 10_0
 
 async function stopService(service: Service): Promise<number | null> {
   service.child.kill('SIGTERM');
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 20_000);
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 60_000);
   const code = await service.exited;
   clearTimeout(timer);
   return code;
@@ -242,7 +242,7 @@ async function stopService(service: Service): Promise<number | null> {
 
 test('PORT=abc stops the real start-up with a non-zero exit and a message naming PORT', async () => {
   const service = await startService({ PORT: 'abc', DATA_DIR: tempDir(), AUTH_SECRET: SECRET });
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 60_000);
   const code = await service.exited;
   clearTimeout(timer);
   expect(code).not.toBe(0);
@@ -330,7 +330,7 @@ test('a .env file in the working directory is read by the real start-up', async 
   const cwd = tempDir();
   writeFileSync(join(cwd, '.env'), 'PORT=not-a-port\n');
   const service = await startService({ DATA_DIR: tempDir(), AUTH_SECRET: SECRET }, cwd);
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 60_000);
   const code = await service.exited;
   clearTimeout(timer);
   expect(code).not.toBe(0);
