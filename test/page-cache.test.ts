@@ -164,12 +164,17 @@ describe('what is kept', () => {
     expect(testConfig().slowPageMs).toBe(0);
     const plain = await createTestApp();
     try {
-      const reader = await createUser(plain, { crm: 'r' });
-      const url = '/api/crm/leads?status=new&page=1&limit=10';
+      const reader = await createUser(plain, { crm: 'rw' });
+      for (const email of ['kept-1@example.com', 'kept-2@example.com']) expect((await as(plain, reader).post('/api/crm/newsletters', { email })).statusCode).toBe(201);
+      // A list that joins no other resource: a change to a joined one (a user made just before, for leads' assignee)
+      // is told by transaction id from the snapshot's xmin, which another database's open transaction on a shared
+      // server can hold back, so whether that page is read again would depend on what else the server was doing.
+      const url = '/api/crm/newsletters?status=subscribed&page=1&limit=10';
       const first = await as(plain, reader).get(url);
       expect(first.statusCode).toBe(200);
-      // The second read is the kept page's check alone: the leads' rows are not read again.
-      expect(await countQueries(plain.database, PAGE_READ, async () => expect((await as(plain, reader).get(url)).json()).toEqual(first.json()))).toBe(0);
+      expect(first.json().data).toHaveLength(2);
+      // The second read is the kept page's check alone: the subscriptions are not read again.
+      expect(await countQueries(plain.database, /from "newsletter_subscriptions"/i, async () => expect((await as(plain, reader).get(url)).json()).toEqual(first.json()))).toBe(0);
     } finally {
       await plain.close();
     }
