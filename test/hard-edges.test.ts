@@ -115,6 +115,35 @@ describe('nesting', () => {
     const ok = await ctx.app.inject({ method: 'POST', url: '/api/public/inquiries', headers: { 'content-type': 'application/json' }, payload: deep(32) });
     expect(ok.json().details?.body).toBeUndefined();
   });
+
+  test('a list longer than 10,000 items is 400 on its field before the schema reads an item, wherever it is', async () => {
+    const who = as(ctx, staff);
+    const campaign = { name: 'Long list', subject: 'S', content: 'C' };
+    const long = await who.post('/api/crm/campaigns', { ...campaign, recipients: Array(250_000).fill(1) });
+    expect(long.statusCode).toBe(400);
+    expect(long.json()).toEqual({ error: 'Validation error', details: { recipients: 'must not have more than 10000 items' } });
+    const nested = await who.post('/api/crm/campaigns', { ...campaign, extra: { deeper: Array(10_001).fill('x') } });
+    expect(nested.json()).toEqual({ error: 'Validation error', details: { 'extra.deeper': 'must not have more than 10000 items' } });
+    // 10,000 is read, and each item judged by the schema.
+    const full = await who.post('/api/crm/campaigns', { ...campaign, recipients: Array.from({ length: 10_000 }, (_, i) => `r${i}@example.com`) });
+    expect(full.statusCode, full.body).toBe(201);
+  });
+
+  test('a body with thousands of bad items: 400 with the first complaints, each the specific one', async () => {
+    const res = await as(ctx, staff).post('/api/crm/campaigns', { name: 'Bad list', subject: 'S', content: 'C', recipients: Array(10_000).fill(1) });
+    expect(res.statusCode).toBe(400);
+    const { details } = res.json();
+    // Each item is "all" or an e-mail address (a union): its own complaint is named, not the union's.
+    expect(details['recipients.0']).toBe('must be string');
+    expect(Object.values(details)).not.toContain('must match a schema in anyOf');
+    // The schema's first 1,000 complaints (four an item), not 40,000: an answer of kilobytes, not megabytes.
+    expect(Object.keys(details).length).toBeGreaterThan(100);
+    expect(Object.keys(details).length).toBeLessThanOrEqual(1_000);
+    expect(res.body.length).toBeLessThan(100_000);
+    // A nullable field's union says what is wrong with the value, not that it is not null.
+    const lead = await as(ctx, staff).post('/api/crm/leads', { first_name: 'A', last_name: 'B', email: 5 });
+    expect(lead.json()).toEqual({ error: 'Validation error', details: { email: 'must be string' } });
+  });
 });
 
 describe('instants and numbers', () => {

@@ -24,14 +24,19 @@ function describe(error: AjvError): string {
   }
 }
 
+/** The schema's complaints about one body that are turned into `details` (in the schema's order). */
+export const MAX_COMPLAINTS = 1_000;
+
 /**
  * Ajv errors → `{field.path: message}`. For unions (a nullable object, say), the most specific message wins: the
  * union's own complaints ("must be null", "must match a schema in anyOf") are dropped when a branch reported
  * something about the same field or a field inside it.
  */
-export function detailsFromAjv(errors: AjvError[], context?: string): Record<string, string> {
+export function detailsFromAjv(all: AjvError[], context?: string): Record<string, string> {
   // No prototype: a field named `__proto__` or `constructor` is a key like any other.
   const details: Record<string, string> = Object.create(null);
+  // Enough for any form; a body of 80,000 unknown fields made an answer of 2.8 MB naming each.
+  const errors = all.slice(0, MAX_COMPLAINTS);
   const weak = (e: AjvError) => e.keyword === 'anyOf' || e.keyword === 'oneOf' || (e.keyword === 'type' && e.params.type === 'null');
   const fallback = context === 'body' || !context ? 'body' : context;
   const located = errors.map((error) => {
@@ -42,10 +47,17 @@ export function detailsFromAjv(errors: AjvError[], context?: string): Record<str
     if (context === 'querystring') path = path.split('.')[0];
     return { error, path: path || fallback, weak: weak(error) };
   });
-  const specific = located.filter((e) => !e.weak).map((e) => e.path);
-  const within = (path: string, parent: string) => path === parent || path.startsWith(`${parent}.`) || parent === fallback;
+  // Every path a specific complaint is at or inside (each dotted prefix of one): a weak complaint there says less.
+  // A set, not a search per complaint: a body of 10,000 bad array items makes 40,000 complaints (seen in the fuzz test).
+  const covered = new Set<string>();
+  for (const { path, weak: isWeak } of located) {
+    if (isWeak) continue;
+    covered.add(fallback);
+    for (let dot = path.indexOf('.'); dot >= 0; dot = path.indexOf('.', dot + 1)) covered.add(path.slice(0, dot));
+    covered.add(path);
+  }
   for (const { error, path, weak: isWeak } of [...located].sort((a, b) => Number(a.weak) - Number(b.weak))) {
-    if (isWeak && specific.some((p) => within(p, path))) continue;
+    if (isWeak && covered.has(path)) continue;
     details[path] ??= describe(error);
   }
   return details;

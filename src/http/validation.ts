@@ -160,19 +160,27 @@ function splitListValues(request: FastifyRequest) {
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 /** Deeper than this, a JSON body is refused before anything walks it. */
 export const MAX_DEPTH = 32;
+/**
+ * Longer than this, a list in a body is refused before the schema sees it: no route takes more (campaign recipients
+ * are the longest, 10,000), and the schema would first report every bad item of it (a 1 MB body of 250,000 numbers
+ * made a million complaints, two seconds and 400 MB).
+ */
+export const MAX_ITEMS = 10_000;
 const UNTRIMMED = new Set(['password', 'currentPassword', 'newPassword']);
 
 /**
  * A request body, checked and trimmed: 400 when it nests deeper than MAX_DEPTH (measured without recursion, so a
- * body 100,000 levels deep costs no stack) or holds a NUL in any string; strings trimmed, passwords excepted.
+ * body 100,000 levels deep costs no stack), has a list longer than MAX_ITEMS or holds a NUL in any string; strings
+ * trimmed, passwords excepted.
  */
 export function cleanBody(body: unknown): unknown {
-  const stack: { value: unknown; depth: number }[] = [{ value: body, depth: 1 }];
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 1, path: '' }];
   while (stack.length) {
-    const { value, depth } = stack.pop()!;
+    const { value, depth, path } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
     if (depth > MAX_DEPTH) throw validationError({ body: `must not be nested deeper than ${MAX_DEPTH} levels` });
-    for (const item of Object.values(value)) if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1 });
+    if (Array.isArray(value) && value.length > MAX_ITEMS) throw validationError({ [path || 'body']: `must not have more than ${MAX_ITEMS} items` });
+    for (const [key, item] of Object.entries(value)) if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1, path: path ? `${path}.${key}` : key });
   }
   return trimStrings(body, '');
 }

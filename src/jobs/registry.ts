@@ -26,6 +26,13 @@ export type JobDefinition<D extends object = object> = {
 export const defineJob = <D extends object = object>(name: string, handler: JobDefinition<D>['handler'], options: Omit<JobDefinition<D>, 'name' | 'handler'> = {}): JobDefinition<D> =>
   ({ name, handler, ...options });
 
+/** Whether pg-boss's `startAfter` (a date, an ISO string or seconds from now) puts a job in the future. */
+function isLater(startAfter: PgBoss.SendOptions['startAfter']) {
+  if (startAfter === undefined) return false;
+  if (typeof startAfter === 'number') return startAfter > 0;
+  return new Date(startAfter).getTime() > Date.now();
+}
+
 /** deadlock_detected, unique_violation: how PostgreSQL ends the loser of two concurrent first installs (see `raced`). */
 const INSTALL_RACES = new Set(['40P01', '23505']);
 
@@ -55,6 +62,8 @@ async function raced<T>(attempt: () => Promise<T>): Promise<T> {
 export class Jobs {
   private boss: PgBoss | null = null;
   private services: Services | null = null;
+  /** This instance's worker of each queue, woken when a job is queued here instead of at its next poll. */
+  private workers = new Map<string, string>();
 
   constructor(private readonly definitions: JobDefinition<never>[], private readonly log: FastifyBaseLogger) {}
 
@@ -81,7 +90,7 @@ export class Jobs {
     this.services = all;
     for (const job of this.definitions) {
       await raced(() => boss.createQueue(job.name));
-      await boss.work<object>(job.name, { pollingIntervalSeconds: 1, includeMetadata: true }, async (batch) => {
+      const worker = await boss.work<object>(job.name, { pollingIntervalSeconds: 1, includeMetadata: true }, async (batch) => {
         for (const { data, retryCount, retryLimit } of batch) {
           try {
             await job.handler(data as never, all);
@@ -92,6 +101,7 @@ export class Jobs {
           }
         }
       });
+      this.workers.set(job.name, worker);
       if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' });
     }
     for (const job of this.definitions) {
@@ -104,6 +114,7 @@ export class Jobs {
     const services = this.services;
     this.boss = null;
     this.services = null;
+    this.workers.clear();
     if (services) {
       for (const job of this.definitions) await job.onStop?.(services).catch((err: unknown) => this.log.error({ err, job: job.name }, 'job stop work failed'));
     }
@@ -123,9 +134,17 @@ export class Jobs {
     }));
   }
 
-  /** Queues a job. */
+  /**
+   * Queues a job. One due now starts at once on this instance (its worker is woken, not left to its next poll):
+   * an import or a campaign sent from the console begins while the person is still looking. Callers send after
+   * their commit, so the job's own reads see what the request wrote.
+   */
   async send<D extends object>(job: JobDefinition<D>, data: D, options: PgBoss.SendOptions = {}) {
-    if (!this.boss) return this.log.warn({ job: job.name, data }, 'job queue is off: job not queued');
-    await this.boss.send(job.name, data, { ...job.sendOptions?.(data), ...options });
+    const boss = this.boss;
+    if (!boss) return this.log.warn({ job: job.name, data }, 'job queue is off: job not queued');
+    const sendOptions = { ...job.sendOptions?.(data), ...options };
+    await boss.send(job.name, data, sendOptions);
+    const worker = this.workers.get(job.name);
+    if (worker && !isLater(sendOptions.startAfter)) boss.notifyWorker(worker);
   }
 }

@@ -338,7 +338,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     await page.getByRole('cell', { name: 'Hopper' }).waitFor();
     await page.getByRole('combobox', { name: 'Status' }).waitFor();
     // Once every answer is in (canAccess included): a picker still waiting for one would be hidden either way.
-    await page.waitForLoadState('networkidle');
+    await harness.quiet(page);
     expect(await page.getByRole('combobox', { name: 'Assigned to' }).count(), 'no user picker without iam read').toBe(0);
     await expectAccessible('leads list of a crm-only user');
     expect(forbidden, 'requests refused with 403 for the crm-only user').toEqual([]);
@@ -541,7 +541,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
   test('the main screens pass axe and work 375 px wide', async () => {
     await page.goto(`${base}/`);
     await page.getByText('Spring launch').waitFor();
-    await page.waitForLoadState('networkidle');
+    await harness.quiet(page);
     await shot('dashboard');
     for (const path of ['/projects', '/inventory', '/reservations', '/inquiries', '/users', '/campaigns', '/newsletters', '/users/create', '/reservations/create']) {
       await page.goto(`${base}${path}`);
@@ -562,7 +562,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     for (const path of ['/', '/leads', '/leads/create', '/account']) {
       await page.goto(`${base}${path}`);
       await page.locator('#main-content').waitFor();
-      await page.waitForLoadState('networkidle');
+      await harness.quiet(page);
       await harness.expectNoOverflow(page, `${path} at 375 px`);
       await expectAccessible(`${path} at 375 px`);
     }
@@ -708,7 +708,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
         await page.getByRole('button', { name: 'History' }).click();
         await page.getByRole('region', { name: 'History' }).getByRole('row', { name: /update/ }).waitFor();
       }
-      await page.waitForLoadState('networkidle');
+      await harness.quiet(page);
       await harness.expectNoOverflow(page, `${path} at 375 px`);
       await expectAccessible(`${path} at 375 px`);
     }

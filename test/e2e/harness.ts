@@ -105,6 +105,7 @@ export async function startConsole(admin: { email: string; password: string }, e
     // A hang detector, not a speed bound: beside busy cores a list can take half a minute to show (`npm run test:stress`).
     context.setDefaultTimeout(90_000);
     const page = await context.newPage();
+    trackRequests(page);
     const serverErrors: string[] = [];
     const forbidden: string[] = [];
     page.on('pageerror', (error) => console.error('page error:', error.message));
@@ -146,6 +147,32 @@ async function pgliteDataDir(dir: string) {
   await (await createTestDatabase({ dataDir: dir })).close();
 }
 
+/** Requests each page has asked for and not yet had answered (or seen fail). */
+const inFlight = new WeakMap<Page, number>();
+
+/** Counts the page's requests in flight from now on (startConsole does it for its page). */
+export function trackRequests(page: Page) {
+  inFlight.set(page, 0);
+  const finished = () => inFlight.set(page, inFlight.get(page)! - 1);
+  page.on('request', () => inFlight.set(page, inFlight.get(page)! + 1));
+  page.on('requestfinished', finished);
+  page.on('requestfailed', finished);
+}
+
+/**
+ * Until the page asks for nothing and nothing on it moves: no request in flight, then settled, and still none (an
+ * answer's rendering may ask for more, e.g. the names behind a list's references). Playwright's 'networkidle' waits
+ * out half a second of silence after each load, and once reached, holds for the rest of the page's life.
+ */
+export async function quiet(page: Page) {
+  if (!inFlight.has(page)) throw new Error('quiet(page) needs trackRequests(page) when the page was opened');
+  for (;;) {
+    await vi.waitFor(() => expect(inFlight.get(page), 'requests in flight').toBe(0), { timeout: 90_000, interval: 10 });
+    await settled(page);
+    if (inFlight.get(page) === 0) return;
+  }
+}
+
 /**
  * Until nothing on the page moves: no transition or animation running (a dialog, menu or notification sliding in, a
  * ripple fading), so that axe measures colours and sizes as they are shown. Endless animations (a spinner, a focus
@@ -160,8 +187,7 @@ const axeSource = () => readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe
 
 /** axe-core on the page as it is: no serious or critical violation. */
 export async function expectAccessible(page: Page, name: string) {
-  await page.waitForLoadState('networkidle');
-  await settled(page);
+  await quiet(page);
   // Evaluated through the DevTools protocol: the page's content security policy (no inline scripts) stays in force.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource());
   const violations = await page.evaluate(async () => {

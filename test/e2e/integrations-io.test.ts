@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, shot, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, shot, signIn, SKIP_BROWSER, startConsole } from './harness.js';
 
 // The staff console's integration screens in Chromium against the real service (see ./harness.ts): a CSV import of
 // leads from the leads list (dry run, the job's progress, the imports list), and a webhook endpoint receiving a test
@@ -238,7 +238,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
       for (const path of ['/webhooks', webhookPath, webhookPath.replace(/show$/, 'edit'), '/webhooks/create']) {
         await page.goto(`${base}${path}`);
         await page.locator('#main-content').waitFor();
-        await page.waitForLoadState('networkidle');
+        await quiet(page);
         await expectNoOverflow(page, `${path} at 375 px`);
         await expectAccessible(page, `${path} at 375 px`);
       }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, quiet, signIn, SKIP_BROWSER, startConsole } from './harness.js';
 
 // The sales workspace of the staff console (issue 23) in Chromium against the real service (see ./harness.ts): the
 // pipeline board, a project's availability board, the lead page's timeline and follow-ups, and three details of the
@@ -60,7 +60,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     page.on('request', count);
     await page.goto(`${base}/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    await page.waitForLoadState('networkidle');
+    await quiet(page);
     page.off('request', count);
     expect(calls).toHaveLength(1);
 
@@ -151,7 +151,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     expect(await page.getByRole('button', { name: 'Filters' }).getAttribute('aria-expanded')).toBe('false');
     await tabs.getByRole('tab', { name: /^contacted/ }).click();
     await column('contacted').getByRole('article', { name: 'Grace Hopper' }).waitFor();
-    await page.waitForLoadState('networkidle');
+    await quiet(page);
     await expectNoOverflow(page, 'pipeline at 375 px');
     await expectAccessible(page, 'pipeline at 375 px');
     await column('contacted').getByRole('button', { name: 'Move to… (Grace Hopper)' }).click();
@@ -225,7 +225,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     await page.setViewportSize({ width: 375, height: 740 });
     await page.reload();
     await grid.getByRole('button', { name: /^BH-1-10/ }).waitFor();
-    await page.waitForLoadState('networkidle');
+    await quiet(page);
     await expectNoOverflow(page, 'availability board at 375 px');
     await expectAccessible(page, 'availability board at 375 px');
     await page.setViewportSize({ width: 1200, height: 760 });
@@ -279,7 +279,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     await page.setViewportSize({ width: 375, height: 740 });
     await page.reload();
     await entries.getByText('Status: qualified → converted').waitFor();
-    await page.waitForLoadState('networkidle');
+    await quiet(page);
     await expectNoOverflow(page, 'lead page at 375 px');
     await expectAccessible(page, 'lead page at 375 px');
     await page.setViewportSize({ width: 1200, height: 760 });
@@ -333,7 +333,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     await page.reload();
     // A phone's list: one line per project, its thumbnail first.
     await page.getByRole('link', { name: /Bayview Homes/ }).getByRole('img', { name: 'Cover photo of Bayview Homes' }).waitFor();
-    await page.waitForLoadState('networkidle');
+    await quiet(page);
     await expectNoOverflow(page, 'projects list at 375 px');
     await expectAccessible(page, 'projects list at 375 px');
     await page.setViewportSize({ width: 1200, height: 760 });

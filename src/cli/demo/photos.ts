@@ -161,5 +161,5 @@ export function sceneSvg(scene: Scene, look: Look, title: string, random: Random
 
 /** One picture as a JPEG, as a camera would hand it over. */
 export function photo(scene: Scene, look: Look, title: string, random: Random): Promise<Buffer> {
-  return sharp(Buffer.from(sceneSvg(scene, look, title, random))).jpeg({ quality: 84, mozjpeg: true }).toBuffer();
+  return sharp(Buffer.from(sceneSvg(scene, look, title, random))).jpeg({ quality: 84 }).toBuffer();
 }
