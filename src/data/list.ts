@@ -73,6 +73,21 @@ const dialect = new PgDialect();
 const predicateText = (predicate: Predicate | undefined) => (predicate ? dialect.sqlToQuery(predicate.sql).sql : '');
 
 /**
+ * predicateText by filter key (`filterKey`: the resource, the scope and the normalised filters, values included, so
+ * one key is one text): writing the SQL out again on every request of a list was a few per cent of a page's CPU.
+ */
+const predicateTexts = new Map<string, string>();
+function predicateTextOf(key: string, predicate: Predicate | undefined): string {
+  let text = predicateTexts.get(key);
+  if (text === undefined) {
+    text = predicateText(predicate);
+    if (predicateTexts.size >= 5000) predicateTexts.delete(predicateTexts.keys().next().value!);
+    predicateTexts.set(key, text);
+  }
+  return text;
+}
+
+/**
  * A condition with each of its values replaced by a placeholder (`v0`, `v1`, …), and those values: the statement built
  * from it serves every request of its shape. `cacheable` is false when some part could hold a value this cannot see.
  */
@@ -243,7 +258,7 @@ export class ListRunner {
       const fromXid = xmins.length ? Math.min(...xmins) : undefined;
       // Everything the statement's text depends on; its values are placeholders.
       const constantPaging = !boundary && !deep && offset + limit <= CONSTANT_PAGING_ROWS;
-      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateText(predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined, constantPaging ? [limit, offset] : null];
+      const shape = [resource.name, resource.listView ? 'list' : 'view', predicateTextOf(key, predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined, constantPaging ? [limit, offset] : null];
       const statement = this.statement(statementName('page', shape), () => {
         const changes = fromXid === undefined ? sql`null` : changesSince(resource, sql.placeholder('fromXid'), MAX_CHANGES, reads);
         const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
@@ -279,11 +294,13 @@ export class ListRunner {
       const snapshot = parseSnapshot(String(first.__snapshot));
       const logged = typeof first.__changes === 'string' ? parseChanges(first.__changes) : undefined;
       const head = deep && rows.length ? { sort: JSON.parse(String(rows[0].__sort)) as unknown, id: String(rows[0].__key) } : undefined;
+      // Last added, first deleted: each delete then undoes an addition, and the row keeps its fast shape (deleted in
+      // any other order, every row became a dictionary, slower to read for everything after, serializing included).
       for (const row of rows) {
-        delete row.__snapshot;
-        delete row.__changes;
-        delete row.__sort;
         delete row.__key;
+        delete row.__sort;
+        delete row.__changes;
+        delete row.__snapshot;
       }
       return { rows, snapshot, logged, head, fromXid };
     };
@@ -371,7 +388,7 @@ export class ListRunner {
     if (!counting || counting === running) {
       counting = (async () => {
         const condition = parameterized(predicate?.sql);
-        const statement = this.statement(statementName('count', [resource.name, predicateText(predicate)]), () =>
+        const statement = this.statement(statementName('count', [resource.name, predicateTextOf(key, predicate)]), () =>
           this.db.select({ total: sql<number>`count(*)::int`, snapshot: currentSnapshot }).from(resource.table as SelectQuery).where(condition.sql), condition.cacheable);
         const [row] = await statement.execute(condition.values);
         const counted = { snapshot: parseSnapshot(String(row.snapshot)), total: Number(row.total), at: Date.now() };

@@ -17,6 +17,12 @@ const TEXT = /^(\d{4,})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9})
  * `infinity`, `-infinity` and text in another DateStyle fall back to `Date`'s own reading.
  */
 export function parseTimestamp(text: string): Date {
+  // What the service reads all day: a year 1000–9999 in UTC (the session's zone), which `Date.parse` reads exactly as
+  // ISO text (milliseconds truncated, as below) at a fraction of the cost of the full reading.
+  if (text.length >= 22 && text.charCodeAt(4) === 45 && text.charCodeAt(10) === 32 && text.charCodeAt(0) !== 48 && text.endsWith('+00')) {
+    const ms = Date.parse(`${text.slice(0, 10)}T${text.slice(11, -3)}Z`);
+    if (!Number.isNaN(ms)) return new Date(ms);
+  }
   const m = TEXT.exec(text);
   if (!m) return new Date(text);
   const [, y, mo, d, h, mi, s, fraction, zulu, sign, oh, om, os, bc] = m;
