@@ -635,6 +635,30 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     expect((await fetch(`${base}/api/cms/projects`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
   });
 
+  test('less motion when the system asks for it: the account menu opens at once, without ripple or slide', async () => {
+    // Animations with an end (a ripple, a menu growing in), running right after the click.
+    const finiteAnimations = () => page.evaluate(() => document.getAnimations().filter((a) => a.playState === 'running' && a.effect?.getComputedTiming().endTime !== Infinity).length);
+    const openMenu = async () => {
+      await page.goto(`${base}/`);
+      await heading('Dashboard').waitFor();
+      await page.getByRole('button', { name: /account menu/ }).click();
+      await page.getByRole('menuitem', { name: 'Logout' }).waitFor();
+      const running = await finiteAnimations();
+      await page.keyboard.press('Escape');
+      await page.getByRole('menuitem', { name: 'Logout' }).waitFor({ state: 'detached' });
+      return running;
+    };
+    // These tests browse as someone who asked for less motion (test/e2e/harness.ts): nothing moves.
+    expect(await openMenu()).toBe(0);
+    // Anyone else gets MUI's motion: the ripple and the menu's entrance are running as it opens.
+    await page.emulateMedia({ reducedMotion: 'no-preference' });
+    try {
+      expect(await openMenu()).toBeGreaterThan(0);
+    } finally {
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+    }
+  });
+
   test('the dashboard shows the figures of /api/crm/stats', async () => {
     const stats = await (await context.request.get(`${base}/api/crm/stats`)).json() as { leads: { total: number; new_in_range: number; by_status: Record<string, number> }; reservations: { by_status: Record<string, number> } };
     expect(stats.leads.total).toBeGreaterThanOrEqual(2);
