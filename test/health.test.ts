@@ -4,7 +4,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type Database, openDatabase } from '../src/db/client.js';
-import { as, createTestApp, createTestDatabase, none, serverUrl, type TestContext } from './helpers.js';
+import { as, createTestApp, createTestDatabase, none, pgliteTemplate, serverUrl, type TestContext } from './helpers.js';
 
 /**
  * A TCP proxy between the service and a real PostgreSQL wire server, to take the database away and bring it back:
@@ -78,7 +78,8 @@ beforeAll(async () => {
   } else {
     // No server: PGlite behind its PostgreSQL wire-protocol server, so the service talks to it over TCP as it would
     // to PostgreSQL, and the proxy can cut it off.
-    const pglite = await PGlite.create({ extensions: { pg_trgm } });
+    // A copy of the run's migrated template (as every PGlite test database is).
+    const pglite = await PGlite.create({ extensions: { pg_trgm }, loadDataDir: await pgliteTemplate() });
     const socketServer = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 20 });
     await socketServer.start();
     const [host, port] = socketServer.getServerConn().split(':');
@@ -94,7 +95,6 @@ beforeAll(async () => {
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   proxied = await openDatabase({ url: url.toString() });
-  if (!serverUrl) await proxied.migrate();
   ctx = await createTestApp({}, { database: proxied });
   // Why each ping failed: what decides the answers below, not how long the machine took to give them.
   const ping = proxied.ping;

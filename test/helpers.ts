@@ -18,8 +18,8 @@ export const redisUrl = process.env.REDIS_URL || undefined;
 
 let templateDump: Promise<Blob> | undefined;
 
-/** The migrated PGlite database the global setup dumped, read once per worker. */
-function pgliteTemplate(): Promise<Blob> {
+/** The migrated PGlite database the global setup dumped, read once per worker (for `PGlite.create`'s `loadDataDir`). */
+export function pgliteTemplate(): Promise<Blob> {
   const file = inject('pgliteTemplate');
   if (!file) throw new Error('no PGlite template: test/global-setup.ts must run first (see vitest.config.ts)');
   templateDump ??= readFile(file).then((bytes) => new Blob([bytes]));
