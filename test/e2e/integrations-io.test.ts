@@ -67,6 +67,8 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
 
   afterAll(async () => {
     await app?.close();
+    // Without waiting for kept-alive connections to time out.
+    receiver?.closeAllConnections();
     await new Promise((resolve) => receiver?.close(resolve));
   }, 180_000);
 
