@@ -9,6 +9,9 @@ export default defineConfig({
     // The service's clock ticks forward on every reading (no sleeping to order timestamps).
     setupFiles: ['test/setup.ts'],
     pool: 'forks',
+    // A larger young generation: the suite allocates briskly (PGlite's protocol buffers, Fastify builds), and with V8's
+    // default semi-space a tenth of a worker's time went to scavenges. Measured: test:quick 84 s → 66–73 s.
+    poolOptions: { forks: { execArgv: ['--max-semi-space-size=32'] } },
     // Files share their worker's module cache: each builds its own app on its own database, so nothing leaks,
     // and the service's modules load once per worker instead of once per file.
     isolate: false,

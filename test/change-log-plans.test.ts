@@ -62,11 +62,15 @@ test('the change-log reads of a statement prepared on an empty log stay on the i
     select 'users', '1'::xid8, gen_random_uuid(), null, '{}' from generate_series(1, 5000)`);
 
   for (const read of reads) {
-    // This session's counts of scans not yet reported (they add up across its transactions): the read's are the difference.
+    // This session's counts of scans not yet reported: the read's are the difference. In one transaction, because an idle
+    // session reports its counts (at most once a second) and they start again from zero: between two statements
+    // outside a transaction that can happen or not, as the machine is fast or slow.
     const scans = async () => (await client.query(`select seq_scan::int as seq, idx_scan::int as idx from pg_stat_xact_user_tables where relname = 'change_log'`)).rows[0] as { seq: number; idx: number };
+    await client.query('begin');
     const before = await scans();
     const { rows: [result] } = await client.query({ name: read.name, text: read.text, values: read.values('2') });
     const after = await scans();
+    await client.query('commit');
     expect(result.result === '[]' || result.result === false, `${read.name} read nothing newer than xid 2`).toBe(true);
     expect(after.seq - before.seq, `${read.name} walks the (resource, xid) index, not the whole log`).toBe(0);
     expect(after.idx - before.idx).toBeGreaterThan(0);
