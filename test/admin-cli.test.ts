@@ -10,7 +10,7 @@ import { runAdmin } from '../src/cli/admin.js';
 import { openDatabase } from '../src/db/client.js';
 import { activityLogs } from '../src/db/schema/index.js';
 import { compiled } from './compiled.js';
-import { as, createTestApp, createTestDatabase, none, serverUrl, type TestContext } from './helpers.js';
+import { as, createTestApp, createTestDatabase, pgliteDataDir, none, serverUrl, type TestContext } from './helpers.js';
 
 // Issue 15 §3: `npm run admin -- …` creates a user, resets a password, disables two-factor; each audited.
 
@@ -20,7 +20,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   if (serverUrl) server = await createTestDatabase();
-  else await (await createTestDatabase({ dataDir: join(dataDir, 'pglite') })).close();
+  else await pgliteDataDir(join(dataDir, 'pglite'));
   env = { DATA_DIR: dataDir, AUTH_SECRET: 'admin-cli-secret-0123456789-0123456789', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...(server ? { DATABASE_URL: server.url! } : {}) };
 });
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, loadDotEnv } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { leads } from '../src/db/schema/index.js';
 import { compiled, ROOT } from './compiled.js';
-import { createTestDatabase, POLL_MS, serverUrl } from './helpers.js';
+import { createTestDatabase, pgliteDataDir, POLL_MS, serverUrl } from './helpers.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-characters';
 const tempDirs: string[] = [];
@@ -375,13 +375,13 @@ test('SIGTERM sent to the `npm start` process alone stops the server: the port c
   for (const name of SERVICE_VARIABLES) delete childEnv[name];
   // A database migrated already (a first start's migrations are the test above): this one is about the signal.
   const dataDir = tempDir();
-  const database = await createTestDatabase(serverUrl ? {} : { dataDir: join(dataDir, 'pglite') });
-  if (database.url) onTestFinished(() => database.close());
-  else await database.close(); // PGlite has one owner: the service
+  const database = serverUrl ? await createTestDatabase() : undefined;
+  if (database) onTestFinished(() => database.close());
+  else await pgliteDataDir(join(dataDir, 'pglite'));
   // Exactly what a user runs; it builds first, then runs the service.
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
-    env: { ...childEnv, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, AUTH_SECRET: SECRET, LOG_LEVEL: 'warn', ...(database.url ? { DATABASE_URL: database.url } : {}) },
+    env: { ...childEnv, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, AUTH_SECRET: SECRET, LOG_LEVEL: 'warn', ...(database ? { DATABASE_URL: database.url! } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, so the clean-up below reaches an orphan too
   });

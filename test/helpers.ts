@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,26 @@ export function pgliteTemplate(): Promise<Blob> {
   if (!file) throw new Error('no PGlite template: test/global-setup.ts must run first (see vitest.config.ts)');
   templateDump ??= readFile(file).then((bytes) => new Blob([bytes]));
   return templateDump;
+}
+
+/**
+ * A PGlite data directory holding the migrated template, for a process to open (a service, a command line): the
+ * global setup's dump is a tar of the data directory (what PGlite's `loadDataDir` unpacks), unpacked in place by
+ * `tar`, so no PGlite starts here for it. Where no `tar` can unpack it, PGlite loads the template and closes.
+ */
+export async function pgliteDataDir(dir: string) {
+  const template = inject('pgliteTemplate');
+  if (!template) throw new Error('no PGlite template: test/global-setup.ts must run first (see vitest.config.ts)');
+  mkdirSync(dir, { recursive: true });
+  try {
+    // The members' names start with a slash (the data directory's root): tar takes them as relative.
+    execFileSync('tar', ['-xf', template, '-C', dir], { stdio: 'ignore' });
+    if (existsSync(join(dir, 'PG_VERSION'))) return;
+  } catch {
+    // no usable tar: PGlite unpacks it below
+  }
+  rmSync(dir, { recursive: true, force: true });
+  await (await openDatabase({ dataDir: dir, loadDataDir: await pgliteTemplate() })).close();
 }
 
 /** Runs one statement on the server's maintenance connection. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO_ADMIN, runSeedDemo, SeedRefused } from '../src/cli/seed-demo.js';
 import { openDatabase } from '../src/db/client.js';
-import { as, createTestApp, createTestDatabase, login, none, serverUrl, type TestContext } from './helpers.js';
+import { as, createTestApp, createTestDatabase, pgliteDataDir, login, none, serverUrl, type TestContext } from './helpers.js';
 
 // `npm run seed:demo`: every kind of record, made through the API (audited, image variants, mail), on an empty database only.
 
@@ -35,7 +35,7 @@ async function closeService() {
 
 beforeAll(async () => {
   if (serverUrl) server = await createTestDatabase();
-  else await (await createTestDatabase({ dataDir: join(dataDir, 'pglite') })).close();
+  else await pgliteDataDir(join(dataDir, 'pglite'));
   env = {
     DATA_DIR: dataDir, AUTH_SECRET: 'seed-demo-secret-0123456789-0123456789', BCRYPT_COST: '4', BASE_URL: 'https://demo.example.com',
     ...(server ? { DATABASE_URL: server.url! } : {}),

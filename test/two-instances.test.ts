@@ -203,6 +203,8 @@ describe.skipIf(SKIP)(TITLE, () => {
     // A fresh database on the server (a copy of the run's migrated template), dropped at the end.
     database = await createTestDatabase();
     cleanup.push(() => database.close());
+    // Without the job queue's schema the template carries (test/global-setup.ts): both instances install it at once.
+    await database.execute('drop schema pgboss cascade');
     const env: Record<string, string> = {
       NODE_ENV: 'test',
       DATABASE_URL: database.url!,

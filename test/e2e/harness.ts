@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect, inject, vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { compiled } from '../compiled.js';
-import { createTestDatabase, serverUrl, waitFor } from '../helpers.js';
+import { createTestDatabase, pgliteDataDir, serverUrl, waitFor } from '../helpers.js';
 
 // The staff console in a real browser against the real service, for every browser test file: the service as a child
 // process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), Debian's Chromium
@@ -127,27 +127,6 @@ export async function startConsole(admin: { email: string; password: string }, e
 async function launchBrowser(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-}
-
-/**
- * A fresh PGlite data directory for the service: the migrated template of the run (test/global-setup.ts dumped it as
- * a tar of the data directory, which is what PGlite's `loadDataDir` unpacks) unpacked in place. No PGlite starts in
- * this process for it; where no `tar` can unpack it, PGlite loads the template and closes (as `createTestDatabase`).
- */
-async function pgliteDataDir(dir: string) {
-  const template = inject('pgliteTemplate');
-  if (template) {
-    mkdirSync(dir, { recursive: true });
-    try {
-      // The members' names start with a slash (the data directory's root): tar takes them as relative.
-      execFileSync('tar', ['-xf', template, '-C', dir], { stdio: 'ignore' });
-      if (existsSync(join(dir, 'PG_VERSION'))) return;
-    } catch {
-      // no usable tar: PGlite unpacks it below
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
-  await (await createTestDatabase({ dataDir: dir })).close();
 }
 
 /** Requests each page has asked for and not yet had answered (or seen fail). */
