@@ -105,6 +105,8 @@ describe('GET /api/crm/stats', () => {
     const cases: [string, Record<string, string>][] = [
       ['?from=2026-03-05&to=2026-03-01', { from: 'must not be after to' }],
       ['?from=2024-01-01&to=2026-03-01', { from: 'must be at most 366 days before to' }],
+      ['?from=2024-01-01&to=2025-01-01', { from: 'must be at most 366 days before to' }], // 367 days
+      ['?from=0001-01-01&to=9999-12-31', { from: 'must be at most 366 days before to' }], // refused before any day is listed
       ['?from=2026-02-30', { from: 'must be a valid date' }],
       ['?since=2026-01-01', { since: 'is not an allowed field' }],
     ];
@@ -113,6 +115,10 @@ describe('GET /api/crm/stats', () => {
       expect(res.statusCode, query).toBe(400);
       expect(res.json().details).toEqual(details);
     }
+    // The widest range allowed: 366 days, every one of them listed.
+    const widest = await as(ctx, staff).get('/api/crm/stats?from=2024-01-01&to=2024-12-31');
+    expect(widest.statusCode, widest.body).toBe(200);
+    expect(widest.json().leads.new_per_day).toHaveLength(366);
   });
 
   test('guarded by crm read', async () => {

@@ -15,6 +15,9 @@ export async function countsBy<V extends string>(lists: ListRunner, resource: Re
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** How many days from `from` to `to` inclusive (UTC): a range's size, known before any day of it is listed. */
+export const dayCount = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS) + 1;
+
 /** The days from `from` to `to` inclusive, as `YYYY-MM-DD` (UTC). */
 export function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
