@@ -131,14 +131,14 @@ function email(env: Env, name: string, fallback: string): string {
 /** Standard Webhooks' schedule: retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (over 27 h in all). */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 
-/** A comma-separated list of whole seconds (each 0–7 days, at most 50 of them; empty: no retry). */
+/** A comma-separated list of seconds, to the millisecond (each 0–7 days, at most 50 of them; empty: no retry). */
 function secondsList(env: Env, name: string, fallback: number[]): number[] {
   const raw = env[name]?.trim();
   if (raw === undefined) return fallback;
   if (raw === '') return [];
   const items = raw.split(',').map((item) => item.trim());
-  if (items.length > 50 || items.some((item) => !/^\d{1,6}$/.test(item) || Number(item) > 7 * 24 * 3600)) {
-    throw new ConfigError(`${name} must be a comma-separated list of at most 50 whole numbers of seconds, each at most 604800, got "${raw}"`);
+  if (items.length > 50 || items.some((item) => !/^\d{1,6}(\.\d{1,3})?$/.test(item) || Number(item) > 7 * 24 * 3600)) {
+    throw new ConfigError(`${name} must be a comma-separated list of at most 50 numbers of seconds (e.g. 5 or 0.5, to the millisecond), each at most 604800, got "${raw}"`);
   }
   return items.map(Number);
 }

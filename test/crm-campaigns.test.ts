@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, campaignDeliveries, campaigns } from '../src/db/schema/index.js';
-import { campaignDelivery } from '../src/modules/crm/delivery.js';
+import { campaignDelivery, campaignScheduled } from '../src/modules/crm/delivery.js';
 import { as, createTestApp, createUser, none, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 import { make } from './factories.js';
 import { startCaptureServer } from './crm-smtp-capture.js';
@@ -36,8 +36,14 @@ const jobsOf = async (job: string, id: string) => (await ctx.database.execute(
   `select state::text as state, start_after, data->>'scheduledAt' as scheduled_at from pgboss.job where name = $1 and data->>'campaignId' = $2 order by created_on`, [job, id],
 )).rows as { state: string; start_after: Date; scheduled_at: string | null }[];
 const unfinished = async (job: string, id: string) => (await jobsOf(job, id)).filter((j) => ['created', 'retry', 'active'].includes(j.state)).length;
-/** The time of a campaign's scheduled jobs arrives now (their `startAfter` moved to now), instead of the test sleeping until it. */
-const timeArrives = (id: string) => ctx.database.execute(`update pgboss.job set start_after = now() where name = 'campaign-scheduled' and data->>'campaignId' = $1 and state = 'created'`, [id]);
+/**
+ * The time of a campaign's scheduled jobs arrives now (their `startAfter` moved to now), instead of the test sleeping
+ * until it; the worker is told, as a due job is found at its next poll anyway.
+ */
+const timeArrives = async (id: string) => {
+  await ctx.database.execute(`update pgboss.job set start_after = now() where name = 'campaign-scheduled' and data->>'campaignId' = $1 and state = 'created'`, [id]);
+  ctx.app.jobs.wake(campaignScheduled);
+};
 const HOUR = 3_600_000;
 
 const createCampaign = async (body: Record<string, unknown> = {}) =>

@@ -11,6 +11,10 @@ let database: Database;
 let jobs: Jobs;
 const attempts: number[] = [];
 const exhausted: { data: { n: number }; error: string }[] = [];
+/** The jobs of the backlog case that ran. */
+const ran: number[] = [];
+/** No worker looks again on its own within a test: only a job sent here, or the work it just found, makes it look. */
+const HOUR_S = 3600;
 
 const failing = defineJob<{ n: number }>('test-always-fails', async ({ n }) => {
   attempts.push(n);
@@ -22,10 +26,14 @@ const failing = defineJob<{ n: number }>('test-always-fails', async ({ n }) => {
   },
 });
 
+const counted = defineJob<{ n: number }>('test-backlog', async ({ n }) => {
+  ran.push(n);
+});
+
 beforeAll(async () => {
   database = await createTestDatabase();
   const log = Fastify({ logger: false }).log; // silent
-  jobs = new Jobs([failing as never], log);
+  jobs = new Jobs([failing as never, counted as never], log, { pollingIntervalSeconds: HOUR_S });
   await jobs.start({ config: testConfig(), database, mailer: { send: async () => {} } as never, log } as Omit<Services, 'jobs'>);
 });
 afterAll(async () => {
@@ -41,4 +49,13 @@ test('a job failing every attempt is retried, then its last failure goes to `exh
   expect(await state()).toEqual([{ state: 'failed', retry_count: 2 }]);
   expect(attempts).toEqual([7, 7, 7]); // the first try and two retries
   expect(exhausted).toEqual([{ data: { n: 7 }, error: 'attempt 3 failed' }]);
+});
+
+test('a backlog drains at once: a worker that found a job looks again without waiting for its next poll', async () => {
+  // Twenty jobs due now, queued behind the worker's back (as another instance, or the time they were due, would):
+  // it learns of them once, and takes them one fetch after another, not one per polling interval (an hour here).
+  await database.execute(`insert into pgboss.job (name, data) select 'test-backlog', json_build_object('n', g) from generate_series(1, 20) g`);
+  jobs.wake(counted as never);
+  await waitFor(() => ran.length === 20, PATIENCE_MS, 'every job of the backlog to run');
+  expect([...ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
 });

@@ -71,7 +71,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   // Three retries, a second apart: the whole schedule runs within a test. A POST's timeout longer than any test: only
   // stopping the queue can cut one short.
-  ctx = await createTestApp({ WEBHOOK_RETRY_SCHEDULE: '1,1,1', WEBHOOK_TIMEOUT_MS: '120000' }, { jobs: true });
+  ctx = await createTestApp({ WEBHOOK_RETRY_SCHEDULE: '0.1,0.1,0.1', WEBHOOK_TIMEOUT_MS: '120000' }, { jobs: true });
   admin = await adminOf(ctx);
 });
 afterAll(async () => {
@@ -620,6 +620,8 @@ describe('configuration', () => {
     expect(loadConfig(base).webhookRetrySchedule).toEqual(DEFAULT_WEBHOOK_RETRY_SCHEDULE);
     expect(DEFAULT_WEBHOOK_RETRY_SCHEDULE.reduce((a, b) => a + b, 0)).toBeGreaterThan(24 * 3600);
     expect(loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '1, 2,3' }).webhookRetrySchedule).toEqual([1, 2, 3]);
+    expect(loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '0.5,1.25,604800' }).webhookRetrySchedule).toEqual([0.5, 1.25, 604800]);
+    for (const bad of ['0.0001', '1e3', '-1', '.5', '604801', '1,,2']) expect(() => loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: bad }), bad).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
     expect(loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '' }).webhookRetrySchedule).toEqual([]);
     expect(() => loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '5,soon' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '5,soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);

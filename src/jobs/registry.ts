@@ -65,7 +65,11 @@ export class Jobs {
   /** This instance's worker of each queue, woken when a job is queued here instead of at its next poll. */
   private workers = new Map<string, string>();
 
-  constructor(private readonly definitions: JobDefinition<never>[], private readonly log: FastifyBaseLogger) {}
+  /**
+   * `pollingIntervalSeconds`: how often an idle worker looks for due jobs it was not told of (jobs made due by time, or
+   * queued by another instance). Tests set it far beyond their length, so that only what they test can start a job.
+   */
+  constructor(private readonly definitions: JobDefinition<never>[], private readonly log: FastifyBaseLogger, private readonly options: { pollingIntervalSeconds?: number } = {}) {}
 
   get running() {
     return this.boss !== null;
@@ -90,15 +94,21 @@ export class Jobs {
     this.services = all;
     for (const job of this.definitions) {
       await raced(() => boss.createQueue(job.name));
-      const worker = await boss.work<object>(job.name, { pollingIntervalSeconds: 1, includeMetadata: true }, async (batch) => {
-        for (const { data, retryCount, retryLimit } of batch) {
-          try {
-            await job.handler(data as never, all);
-          } catch (err) {
-            this.log.error({ err, job: job.name, data, retryCount, retryLimit }, 'job failed');
-            if (retryCount >= retryLimit) await job.exhausted?.(data as never, all, err).catch((e: unknown) => this.log.error({ err: e, job: job.name }, 'job failure not recorded'));
-            throw err;
+      const worker: string = await boss.work<object>(job.name, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 1, includeMetadata: true }, async (batch) => {
+        try {
+          for (const { data, retryCount, retryLimit } of batch) {
+            try {
+              await job.handler(data as never, all);
+            } catch (err) {
+              this.log.error({ err, job: job.name, data, retryCount, retryLimit }, 'job failed');
+              if (retryCount >= retryLimit) await job.exhausted?.(data as never, all, err).catch((e: unknown) => this.log.error({ err: e, job: job.name }, 'job failure not recorded'));
+              throw err;
+            }
           }
+        } finally {
+          // pg-boss waits a polling interval after every fetch, even one that found work: a queue with a backlog
+          // would drain one job a second. A fetch that found a job looks again at once; an empty one waits.
+          boss.notifyWorker(worker);
         }
       });
       this.workers.set(job.name, worker);
@@ -144,7 +154,12 @@ export class Jobs {
     if (!boss) return this.log.warn({ job: job.name, data }, 'job queue is off: job not queued');
     const sendOptions = { ...job.sendOptions?.(data), ...options };
     await boss.send(job.name, data, sendOptions);
+    if (!isLater(sendOptions.startAfter)) this.wake(job);
+  }
+
+  /** Looks for due jobs of `job`'s queue now instead of at its worker's next poll (e.g. a job just made due). */
+  wake(job: JobDefinition<never>) {
     const worker = this.workers.get(job.name);
-    if (worker && !isLater(sendOptions.startAfter)) boss.notifyWorker(worker);
+    if (worker) this.boss?.notifyWorker(worker);
   }
 }
