@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import type { Database } from '../src/db/client.js';
-import { createTestDatabase, serverUrl, waitFor } from './helpers.js';
+import { createTestDatabase, freePort, serverUrl, waitFor } from './helpers.js';
 import { compiled } from './compiled.js';
 import { startCaptureServer } from './crm-smtp-capture.js';
 
@@ -15,14 +14,6 @@ import { startCaptureServer } from './crm-smtp-capture.js';
 // Batches of 100 (src/modules/crm/delivery.ts): three are sent before the kill, two after the restart.
 const RECIPIENTS = 500;
 const KILL_AFTER = 300;
-
-const freePort = () => new Promise<number>((resolve) => {
-  const server = createServer();
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    server.close(() => resolve(port));
-  });
-});
 
 let child: ChildProcess | undefined;
 let cleanup: (() => Promise<void>)[] = [];

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -95,6 +96,24 @@ export async function createTestDatabase(options: { dataDir?: string } = {}): Pr
     },
   });
 }
+
+/**
+ * Every variable the service reads, as src/config.ts reads them (`env.NAME`, `env['NAME']` or a reader's `(env, 'NAME'`):
+ * a service process a test starts gets only the ones the test sets, never the developer's; each is documented.
+ */
+export const SERVICE_VARIABLES: readonly string[] = [...new Set(
+  [...readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8').matchAll(/\benv(?:, '|\.|\[')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]),
+)].sort();
+
+/** A TCP port nothing listens on now (the system's pick), for a process or server a test starts. */
+export const freePort = () => new Promise<number>((resolve, reject) => {
+  const server = createServer();
+  server.once('error', reject);
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    server.close(() => resolve(port));
+  });
+});
 
 export type TestEnv = Record<string, string | undefined>;
 

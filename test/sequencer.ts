@@ -8,7 +8,7 @@ const SLOWEST = [
   'test/crm-campaign-crash.test.ts',
   'test/two-instances.test.ts',
   'test/e2e/console.test.ts',
-  'test/config.test.ts',
+  'test/start-up.test.ts',
   'test/auth-reset.test.ts',
   'test/crm-campaigns.test.ts',
   'test/auth-hashing.test.ts',

@@ -2,14 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { compiled } from './compiled.js';
 import { startCaptureServer } from './crm-smtp-capture.js';
-import { createTestDatabase, eventually, redisUrl, serverUrl, waitFor } from './helpers.js';
+import { createTestDatabase, eventually, freePort, redisUrl, serverUrl, waitFor } from './helpers.js';
 
 // Issue 21, item 4: two real service processes (`src/main.ts` compiled as `test/compiled.ts` runs it, as the crash test and the browser tests
 // start it), each on its own port and DATA_DIR, on one PostgreSQL database and one Redis, driven over HTTP only.
@@ -30,15 +30,6 @@ const tag = uuidv7().replace(/-/g, '').slice(-10);
  * user or token id, fresh in each run's own database.
  */
 const CLIENT_IP = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
-
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const server = createServer();
-  server.once('error', reject);
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as AddressInfo;
-    server.close(() => resolve(port));
-  });
-});
 
 type Instance = { name: 'A' | 'B'; base: string; proc: ChildProcess; output: () => string; errors: string[] };
 type Answer = { status: number; headers: Headers; body: any };

@@ -1,13 +1,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
 import { compiled } from '../compiled.js';
-import { createTestDatabase, pgliteDataDir, serverUrl, waitFor } from '../helpers.js';
+import { createTestDatabase, freePort, pgliteDataDir, serverUrl, waitFor } from '../helpers.js';
 
 // The staff console in a real browser against the real service, for every browser test file: the service as a child
 // process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), Debian's Chromium
@@ -19,14 +18,6 @@ export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/b
 export const REQUIRED = !!process.env.E2E_REQUIRED && process.env.E2E_REQUIRED !== '0';
 /** Browser tests run unless there is no Chromium and nobody asked for them (E2E_REQUIRED=1). */
 export const SKIP_BROWSER = !CHROMIUM && !REQUIRED;
-
-export const freePort = () => new Promise<number>((resolve) => {
-  const server = createServer();
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    server.close(() => resolve(port));
-  });
-});
 
 export type Console = {
   base: string;
