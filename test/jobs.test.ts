@@ -45,7 +45,12 @@ test('a job failing every attempt is retried, then its last failure goes to `exh
   await jobs.send(failing, { n: 7 });
   // Failed is pg-boss's last state for a job: once the queue shows it, no attempt is left to come.
   const state = async () => (await database.execute(`select state, retry_count from pgboss.job where name = 'test-always-fails'`)).rows;
-  await waitFor(async () => (await state())[0]?.state === 'failed', PATIENCE_MS, 'the job to fail for good');
+  // The worker is told to look while the test waits: pg-boss records a failure after the handler has thrown, so the
+  // worker's own look right after it may come first (PostgreSQL) and the retry would wait for its next poll (an hour).
+  await waitFor(async () => {
+    jobs.wake(failing as never);
+    return (await state())[0]?.state === 'failed';
+  }, PATIENCE_MS, 'the job to fail for good');
   expect(await state()).toEqual([{ state: 'failed', retry_count: 2 }]);
   expect(attempts).toEqual([7, 7, 7]); // the first try and two retries
   expect(exhausted).toEqual([{ data: { n: 7 }, error: 'attempt 3 failed' }]);
