@@ -107,7 +107,8 @@ export class Jobs {
           }
         } finally {
           // pg-boss waits a polling interval after every fetch, even one that found work: a queue with a backlog
-          // would drain one job a second. A fetch that found a job looks again at once; an empty one waits.
+          // would drain one job a second. A fetch that found a job looks again at once; an empty one waits. (pg-boss
+          // records the batch's outcome after this returns: a retry due at once may be found only at the next poll.)
           boss.notifyWorker(worker);
         }
       });
