@@ -72,6 +72,30 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     await new Promise((resolve) => receiver?.close(resolve));
   }, 180_000);
 
+  test('Import CSV clicked while an empty list is still loading: the dialog stays open as the empty page replaces the toolbar', async () => {
+    // The list's answer is held back until the toolbar's button has been clicked; then it comes, empty.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const subscribersList = (url: URL) => url.pathname === '/api/crm/newsletters';
+    await page.route(subscribersList, async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await menuItem(page, 'Subscribers').click();
+      await page.getByRole('button', { name: 'Import CSV' }).click();
+      release();
+      await page.getByText('No Subscribers yet.').waitFor();
+      const dialog = page.getByRole('dialog', { name: 'Import subscribers from CSV' });
+      await dialog.getByText('columns of the subscribers export').waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+    } finally {
+      release();
+      await page.unroute(subscribersList);
+    }
+  });
+
   test('leads: Import CSV shows the dry run with the bad row, imports the rest with progress, the leads are listed', async () => {
     await menuItem(page, 'Leads').click();
     await page.getByRole('button', { name: 'Import CSV' }).click();

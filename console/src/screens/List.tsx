@@ -5,17 +5,17 @@ import { CreateButton, DataTable, DeleteButton, List, Pagination, SimpleList, Te
 import { FieldValue, filterInput } from '../resources/fields';
 import { listFiltersOf } from '../resources/ranges';
 import type { ResourceSpec } from '../resources/types';
-import { IMPORT_PATHS, ImportableEmpty, ImportCsvButton } from '../integrations/ImportCsvButton';
+import { IMPORT_PATHS, ImportableEmpty, ImportCsvButton, ImportCsvDialog } from '../integrations/ImportCsvButton';
 import { ExportCsvButton } from './ExportCsvButton';
 import { useSpec } from './useSpec';
 
-function Actions({ spec, toggle }: { spec: ResourceSpec; toggle?: ReactNode }) {
+function Actions({ spec, toggle, onImport }: { spec: ResourceSpec; toggle?: ReactNode; onImport: () => void }) {
   return (
     <TopToolbar sx={{ flexWrap: 'wrap' }}>
       {toggle}
       {spec.readOnly ? null : <CreateButton label="Create" />}
       {spec.exportable ? <ExportCsvButton spec={spec} /> : null}
-      <ImportCsvButton spec={spec} />
+      <ImportCsvButton spec={spec} onOpen={onImport} />
     </TopToolbar>
   );
 }
@@ -57,6 +57,8 @@ export default function ResourceList() {
   const spec = useSpec();
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'));
   const [filtersOpen, setFiltersOpen] = useState(false);
+  const [importing, setImporting] = useState(false);
+  const startImport = () => setImporting(true);
   const declared = listFiltersOf(spec);
   // Every filter is on screen (they wrap): nothing to discover behind an "Add filter" menu. On a phone they would fill
   // the first screen before any record, so there they wait behind a "Filters" button (their values still apply).
@@ -73,33 +75,36 @@ export default function ResourceList() {
   const columns = spec.fields.filter((field) => field.list).sort((a, b) => Number(b.type === 'image') - Number(a.type === 'image'));
   const thumbnail = columns.find((field) => field.type === 'image');
   return (
-    <List
-      title={spec.label}
-      filters={filters.length ? filters : undefined}
-      actions={<Actions spec={spec} toggle={toggle} />}
-      empty={spec.name in IMPORT_PATHS ? <ImportableEmpty spec={spec} /> : undefined}
-      sort={sortField ? { field: sortField, order: spec.whole ? 'ASC' : 'DESC' } : undefined}
-      perPage={25}
-      pagination={<Pagination rowsPerPageOptions={[10, 25, 50, 100]} />}
-      disableSyncWithLocation={false}
-      storeKey={false}
-    >
-      {small ? (
-        // A phone gets one line per record (its name, then two more fields), each a link to the record.
-        <SimpleList
-          linkType="show"
-          primaryText={(record) => spec.title(record)}
-          secondaryText={() => <Summary fields={columns.filter((field) => field !== thumbnail).map((field) => field.source)} spec={spec} />}
-          leftIcon={thumbnail ? () => <Box sx={{ mr: 1 }}><FieldValue field={thumbnail} dense /></Box> : undefined}
-        />
-      ) : (
-      <DataTable bulkActionButtons={false} rowClick="show">
-        {columns.map((field) => (
-          <DataTable.Col key={field.source} source={field.source} label={field.label} disableSort={!spec.sortable.includes(field.source)} render={() => <FieldValue field={field} dense />} />
-        ))}
-        {spec.deletable ? <DataTable.Col label="Actions" render={() => <RowDelete spec={spec} />} /> : null}
-      </DataTable>
-      )}
-    </List>
+    <>
+      <List
+        title={spec.label}
+        filters={filters.length ? filters : undefined}
+        actions={<Actions spec={spec} toggle={toggle} onImport={startImport} />}
+        empty={spec.name in IMPORT_PATHS ? <ImportableEmpty spec={spec} onImport={startImport} /> : undefined}
+        sort={sortField ? { field: sortField, order: spec.whole ? 'ASC' : 'DESC' } : undefined}
+        perPage={25}
+        pagination={<Pagination rowsPerPageOptions={[10, 25, 50, 100]} />}
+        disableSyncWithLocation={false}
+        storeKey={false}
+      >
+        {small ? (
+          // A phone gets one line per record (its name, then two more fields), each a link to the record.
+          <SimpleList
+            linkType="show"
+            primaryText={(record) => spec.title(record)}
+            secondaryText={() => <Summary fields={columns.filter((field) => field !== thumbnail).map((field) => field.source)} spec={spec} />}
+            leftIcon={thumbnail ? () => <Box sx={{ mr: 1 }}><FieldValue field={thumbnail} dense /></Box> : undefined}
+          />
+        ) : (
+        <DataTable bulkActionButtons={false} rowClick="show">
+          {columns.map((field) => (
+            <DataTable.Col key={field.source} source={field.source} label={field.label} disableSort={!spec.sortable.includes(field.source)} render={() => <FieldValue field={field} dense />} />
+          ))}
+          {spec.deletable ? <DataTable.Col label="Actions" render={() => <RowDelete spec={spec} />} /> : null}
+        </DataTable>
+        )}
+      </List>
+      <ImportCsvDialog spec={spec} open={importing} onClose={() => setImporting(false)} />
+    </>
   );
 }
