@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { waitFor } from '../helpers.js';
 import { type Mail, parseMail } from '../mail.js';
 import * as harness from './harness.js';
-import { type Console, SKIP_BROWSER, startConsole } from './harness.js';
+import { type Console, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // The staff console in a real browser (Debian's Chromium driven by playwright-core) against the real service, started
 // here as a child process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), with
@@ -42,6 +42,9 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
   }, 180_000);
 
   afterAll(() => app?.close(), 180_000);
+
+  // After a failed step the rest are skipped; the failure is told with a screenshot (./harness.ts).
+  stepsInOrder(() => app);
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────────────────
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect, vi } from 'vitest';
+import { beforeEach, expect, vi } from 'vitest';
 import { compiled } from '../compiled.js';
 import { createTestDatabase, freePort, pgliteDataDir, serverUrl, waitFor } from '../helpers.js';
 
@@ -31,6 +31,8 @@ export type Console = {
   serverErrors: string[];
   /** Every 403 the browser saw. */
   forbidden: string[];
+  /** The browser's last answers (status, method, address), newest last: what a failed step is told with. */
+  recent: string[];
   close: () => Promise<void>;
 };
 
@@ -102,17 +104,46 @@ export async function startConsole(admin: { email: string; password: string }, e
     trackRequests(page);
     const serverErrors: string[] = [];
     const forbidden: string[] = [];
+    const recent: string[] = [];
     page.on('pageerror', (error) => console.error('page error:', error.message));
     page.on('response', (response) => {
       const line = `${response.status()} ${response.request().method()} ${response.url()}`;
       if (response.status() >= 500) serverErrors.push(line);
       if (response.status() === 403) forbidden.push(line);
+      if (recent.push(line) > 20) recent.shift();
     });
-    return { base, page, context, browser, dataDir, log: () => serviceLog, serverErrors, forbidden, close };
+    return { base, page, context, browser, dataDir, log: () => serviceLog, serverErrors, forbidden, recent, close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/**
+ * A browser file's steps build on each other: after the first failure the rest are skipped, not run into their 90 s
+ * deadlines one by one (a signed-out page failed 19 steps in 23 minutes, and CI's log kept only the last ones). The
+ * failure is told in full on stderr: the page's address, what it shows, a screenshot, and the service's last lines.
+ */
+export function stepsInOrder(app: () => Console | undefined) {
+  let failed = '';
+  beforeEach(({ task, skip, onTestFailed }) => {
+    if (failed) skip(`an earlier step failed: "${failed}"`);
+    onTestFailed(async () => {
+      failed ||= task.name;
+      const { page, log, recent } = app() ?? {};
+      if (!page || !log || !recent) return;
+      const path = join(tmpdir(), `pms-e2e-failure-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`);
+      const shown = await page.evaluate(() => document.body?.innerText ?? '').catch((error: Error) => `(unreadable: ${error.message})`);
+      await page.screenshot({ path }).catch(() => undefined);
+      console.error([
+        `step failed: "${task.name}"`,
+        `page: ${page.url()} (screenshot: ${path})`,
+        `it shows: ${shown.replace(/\s+/g, ' ').slice(0, 1_000)}`,
+        `the browser's last answers:\n${recent.join('\n')}`,
+        `the service's last lines:\n${log().split('\n').slice(-30).join('\n')}`,
+      ].join('\n'));
+    });
+  });
 }
 
 async function launchBrowser(): Promise<Browser> {

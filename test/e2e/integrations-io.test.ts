@@ -1,10 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Page } from 'playwright-core';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, shot, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // The staff console's integration screens in Chromium against the real service (see ./harness.ts): a CSV import of
 // leads from the leads list (dry run, the job's progress, the imports list), and a webhook endpoint receiving a test
@@ -57,13 +55,8 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
     await heading(page, 'Dashboard').waitFor();
   }, 180_000);
 
-  // A failing step leaves a screenshot of the page behind.
-  beforeEach(({ task, onTestFailed }) => {
-    onTestFailed(async () => {
-      const path = join(tmpdir(), `pms-e2e-failure-${task.name.slice(0, 20).replace(/\W+/g, '-')}.png`);
-      await page?.screenshot({ path }).then(() => console.error(`screenshot of the failure: ${path}`), () => undefined);
-    });
-  });
+  // After a failed step the rest are skipped; the failure is told with a screenshot (./harness.ts).
+  stepsInOrder(() => app);
 
   afterAll(async () => {
     await app?.close();

@@ -1,9 +1,7 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import sharp from 'sharp';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, quiet, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, quiet, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // The sales workspace of the staff console (issue 23) in Chromium against the real service (see ./harness.ts): the
 // pipeline board, a project's availability board, the lead page's timeline and follow-ups, and three details of the
@@ -32,13 +30,8 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
 
   afterAll(() => app?.close(), 180_000);
 
-  // A failing step leaves a screenshot of the page behind.
-  beforeEach(({ task, onTestFailed }) => {
-    onTestFailed(async () => {
-      const path = join(tmpdir(), `pms-e2e-failure-${task.name.slice(0, 20).replace(/\W+/g, '-')}.png`);
-      await page?.screenshot({ path }).then(() => console.error(`screenshot of the failure: ${path}`), () => undefined);
-    });
-  });
+  // After a failed step the rest are skipped; the failure is told with a screenshot (./harness.ts).
+  stepsInOrder(() => app);
 
   /** Polled for as long as a step on two shared cores may take. */
   const poll = <T>(read: () => Promise<T> | T, message?: string) => expect.poll(read, { timeout: 30_000, message });

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Console, expectAccessible, heading, menuItem, signIn, SKIP_BROWSER, startConsole } from './harness.js';
+import { type Console, expectAccessible, heading, menuItem, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // Undo in the staff console (issue 24) in Chromium against the real service (see ./harness.ts): a record set back from
 // its History panel after a confirmation listing the fields that change, and a deleted record brought back from its
@@ -23,6 +23,9 @@ describe.skipIf(SKIP_BROWSER)('undo in Chromium', { timeout: 180_000 }, () => {
     await signIn(page, base, ADMIN.email, ADMIN.password);
     await heading(page, 'Dashboard').waitFor();
   }, 180_000);
+
+  // After a failed step the rest are skipped; the failure is told with a screenshot (./harness.ts).
+  stepsInOrder(() => app);
 
   afterAll(async () => {
     expect(app?.serverErrors ?? []).toEqual([]);
