@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { beforeEach, expect, vi } from 'vitest';
 import { compiled } from '../compiled.js';
 import { createTestDatabase, freePort, pgliteDataDir, serverUrl, waitFor } from '../helpers.js';
@@ -139,6 +139,7 @@ export function stepsInOrder(app: () => Console | undefined) {
         `step failed: "${task.name}"`,
         `page: ${page.url()} (screenshot: ${path})`,
         `it shows: ${shown.replace(/\s+/g, ' ').slice(0, 1_000)}`,
+        `requests in flight: ${requestsInFlight(page).join(', ') || 'none'}`,
         `the browser's last answers:\n${recent.join('\n')}`,
         `the service's last lines:\n${log().split('\n').slice(-30).join('\n')}`,
       ].join('\n'));
@@ -151,29 +152,37 @@ async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
-/** Requests each page has asked for and not yet had answered (or seen fail). */
-const inFlight = new WeakMap<Page, number>();
+/** Requests each page has asked for and not yet had answered (or seen fail), with when each was asked. */
+const inFlight = new WeakMap<Page, Map<Request, number>>();
 
-/** Counts the page's requests in flight from now on (startConsole does it for its page). */
+/** Follows the page's requests in flight from now on (startConsole does it for its page). */
 export function trackRequests(page: Page) {
-  inFlight.set(page, 0);
-  const finished = () => inFlight.set(page, inFlight.get(page)! - 1);
-  page.on('request', () => inFlight.set(page, inFlight.get(page)! + 1));
+  const pending = new Map<Request, number>();
+  inFlight.set(page, pending);
+  const finished = (request: Request) => pending.delete(request);
+  page.on('request', (request) => pending.set(request, Date.now()));
   page.on('requestfinished', finished);
   page.on('requestfailed', finished);
+}
+
+/** The page's requests in flight, each with its age. */
+export function requestsInFlight(page: Page): string[] {
+  return [...(inFlight.get(page) ?? [])].map(([request, at]) => `${request.method()} ${request.url()} (${request.resourceType()}, asked ${((Date.now() - at) / 1000).toFixed(1)} s ago)`);
 }
 
 /**
  * Until the page asks for nothing and nothing on it moves: no request in flight, then settled, and still none (an
  * answer's rendering may ask for more, e.g. the names behind a list's references). Playwright's 'networkidle' waits
- * out half a second of silence after each load, and once reached, holds for the rest of the page's life.
+ * out half a second of silence after each load, and once reached, holds for the rest of the page's life. When it
+ * waits in vain, it says for which requests.
  */
 export async function quiet(page: Page) {
-  if (!inFlight.has(page)) throw new Error('quiet(page) needs trackRequests(page) when the page was opened');
+  const pending = inFlight.get(page);
+  if (!pending) throw new Error('quiet(page) needs trackRequests(page) when the page was opened');
   for (;;) {
-    await vi.waitFor(() => expect(inFlight.get(page), 'requests in flight').toBe(0), { timeout: 90_000, interval: 10 });
+    await vi.waitFor(() => expect(requestsInFlight(page), 'requests in flight').toEqual([]), { timeout: 90_000, interval: 10 });
     await settled(page);
-    if (inFlight.get(page) === 0) return;
+    if (pending.size === 0) return;
   }
 }
 
