@@ -152,22 +152,34 @@ async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
-/** Requests each page has asked for and not yet had answered (or seen fail), with when each was asked. */
-const inFlight = new WeakMap<Page, Map<Request, number>>();
+/** Requests each page has asked for and not yet had answered (or seen fail): when each was asked, in order. */
+const inFlight = new WeakMap<Page, Map<Request, { at: number; order: number }>>();
 
-/** Follows the page's requests in flight from now on (startConsole does it for its page). */
+/**
+ * Follows the page's requests in flight from now on (startConsole does it for its page). A new document ends whatever
+ * the one it replaces had asked for: those are let go when it loads, even if the browser never reports their end (a
+ * request left counted would hold every later `quiet` until its deadline).
+ */
 export function trackRequests(page: Page) {
-  const pending = new Map<Request, number>();
+  const pending = new Map<Request, { at: number; order: number }>();
   inFlight.set(page, pending);
+  let asked = 0;
+  let documentAsked = 0;
   const finished = (request: Request) => pending.delete(request);
-  page.on('request', (request) => pending.set(request, Date.now()));
+  page.on('request', (request) => {
+    pending.set(request, { at: Date.now(), order: ++asked });
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentAsked = asked;
+  });
   page.on('requestfinished', finished);
   page.on('requestfailed', finished);
+  page.on('domcontentloaded', () => {
+    for (const [request, { order }] of pending) if (order < documentAsked) pending.delete(request);
+  });
 }
 
 /** The page's requests in flight, each with its age. */
 export function requestsInFlight(page: Page): string[] {
-  return [...(inFlight.get(page) ?? [])].map(([request, at]) => `${request.method()} ${request.url()} (${request.resourceType()}, asked ${((Date.now() - at) / 1000).toFixed(1)} s ago)`);
+  return [...(inFlight.get(page) ?? [])].map(([request, { at }]) => `${request.method()} ${request.url()} (${request.resourceType()}, asked ${((Date.now() - at) / 1000).toFixed(1)} s ago)`);
 }
 
 /**
