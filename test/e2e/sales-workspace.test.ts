@@ -1,7 +1,7 @@
 import type { Page, Request } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, quiet, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, quiet, settled, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // The sales workspace of the staff console (issue 23) in Chromium against the real service (see ./harness.ts): the
 // pipeline board, a project's availability board, the lead page's timeline and follow-ups, and three details of the
@@ -331,5 +331,55 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     await expectAccessible(page, 'projects list at 375 px');
     await page.setViewportSize({ width: 1200, height: 760 });
     expect(app.serverErrors, app.log()).toEqual([]);
+  });
+
+  test('a read answered 401 while signing out: "Forgot password?" clicked next stays open, and nothing says the session ended', async () => {
+    // The dashboard's read crosses the sign-out: the service answers it 401 (the session is gone) while the sign-out
+    // is still on its way. The console then asked who was signed in and, a moment later, sent the person from the
+    // page they had gone to back to sign-in (CI: a browser step filled the sign-in page's Email instead).
+    const held = () => {
+      let release!: () => void;
+      return { until: new Promise<void>((resolve) => (release = resolve)), release: () => release() };
+    };
+    const read = held();
+    const signOut = held();
+    const session = held();
+    let readAsked = false;
+    let signOutAsked = false;
+    await page.route(/\/api\/crm\/stats/, async (route) => {
+      readAsked = true;
+      await read.until;
+      await route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: 'Authentication required' }) });
+    });
+    await page.goto(`${base}/`);
+    await heading(page, 'Dashboard').waitFor();
+    await poll(() => readAsked).toBe(true);
+    await page.route(/\/api\/auth\/logout/, async (route) => {
+      signOutAsked = true;
+      await signOut.until;
+      await route.continue();
+    });
+    // Who is signed in, asked after the 401, is answered only once the person is on the next page.
+    await page.route(/\/api\/auth\/session/, async (route) => {
+      await session.until;
+      await route.continue();
+    });
+    await page.getByRole('button', { name: /account menu/ }).click();
+    await page.getByRole('menuitem', { name: 'Logout' }).click();
+    await poll(() => signOutAsked).toBe(true);
+    read.release();
+    await poll(() => app.recent.some((line) => line.startsWith('401 GET') && line.includes('/api/crm/stats'))).toBe(true);
+    signOut.release();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('link', { name: 'Forgot password?' }).click();
+    await page.getByRole('button', { name: 'Send reset link' }).waitFor();
+    session.release();
+    await quiet(page);
+    await settled(page);
+    expect(new URL(page.url()).pathname).toBe('/forgot-password');
+    await page.getByRole('link', { name: 'Back to sign-in' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.getByText('Your session has expired or was ended').count()).toBe(0);
+    await page.unrouteAll();
   });
 });

@@ -25,6 +25,13 @@ export const SESSION_ENDED = 'Your session has expired or was ended. Please sign
 let signOutReason: string | undefined;
 export const lastSignOutReason = () => signOutReason;
 
+// Signed out on purpose: an answer of 401 still on its way (a dashboard read that crossed the sign-out) says nothing
+// new, and must neither call the session ended nor send the person back to sign-in from where they went next (seen:
+// "Forgot password?" clicked at once after signing out, then the sign-in page again a moment later).
+let signedOut = false;
+/** The pages of a signed-out person: a 401 never sends anyone away from them. */
+const SIGNED_OUT_PAGES = ['/login', '/forgot-password', '/reset-password'];
+
 // GET /api/auth/session counts against the read limit like any other GET: asked again at most once a minute, and at
 // once after anything that changes it (sign-in, sign-out, a 401).
 const FRESH_MS = 60_000;
@@ -38,6 +45,7 @@ export function currentSession(force = false): Promise<SessionInfo | null> {
         // Someone else signed in on this browser (another tab): nothing cached for the previous user may decide
         // what this one sees (react-admin keeps canAccess answers per resource and action, not per user).
         if (last && last.user.id !== info.user.id) void queryClient.invalidateQueries();
+        signedOut = false;
         return (last = info);
       },
       (error) => {
@@ -91,7 +99,10 @@ export const authProvider: AuthProvider = {
     // Signed out already (a visit before sign-in: checkAuth found no session and react-admin logs out): the answer
     // in hand, "nobody", stays; asking again would only repeat GET /api/auth/session for the sign-in page.
     if (hadSession) forgetSession();
-    if (signedIn) await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
+    if (signedIn) {
+      signedOut = true;
+      await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
+    }
   },
 
   async checkAuth() {
@@ -105,6 +116,7 @@ export const authProvider: AuthProvider = {
 
   async checkError(error: { status?: number }) {
     if (error?.status === 401) {
+      if (signedOut || SIGNED_OUT_PAGES.includes(window.location.pathname)) return;
       forgetSession();
       signOutReason = SESSION_ENDED;
       throw { message: SESSION_ENDED, redirectTo: '/login' };
