@@ -182,6 +182,8 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
   test('forgot password: the e-mailed link opens the reset page; the new password signs in (with a backup code)', async () => {
     await signOut();
     await page.getByRole('link', { name: 'Forgot password?' }).click();
+    // The sign-in page has an Email field too: the next page first.
+    await page.getByRole('button', { name: 'Send reset link' }).waitFor();
     await field('Email').fill(ADMIN.email);
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await page.getByText(/password reset link has been sent/).waitFor();

@@ -29,8 +29,6 @@ export const lastSignOutReason = () => signOutReason;
 // new, and must neither call the session ended nor send the person back to sign-in from where they went next (seen:
 // "Forgot password?" clicked at once after signing out, then the sign-in page again a moment later).
 let signedOut = false;
-/** The pages of a signed-out person: a 401 never sends anyone away from them. */
-const SIGNED_OUT_PAGES = ['/login', '/forgot-password', '/reset-password'];
 
 // GET /api/auth/session counts against the read limit like any other GET: asked again at most once a minute, and at
 // once after anything that changes it (sign-in, sign-out, a 401).
@@ -116,7 +114,7 @@ export const authProvider: AuthProvider = {
 
   async checkError(error: { status?: number }) {
     if (error?.status === 401) {
-      if (signedOut || SIGNED_OUT_PAGES.includes(window.location.pathname)) return;
+      if (signedOut) return;
       forgetSession();
       signOutReason = SESSION_ENDED;
       throw { message: SESSION_ENDED, redirectTo: '/login' };
