@@ -212,7 +212,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
   });
 
   test('crm: a lead is created (the API\'s validation message shown on its field), edited, exported as CSV and deleted', async () => {
-    await menuItem('Leads').click();
+    await harness.openScreen(page, 'Leads');
     await page.getByRole('link', { name: 'Create' }).first().click();
     await field('First name').fill('Ada');
     await field('Last name').fill('Lovelace');

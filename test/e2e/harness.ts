@@ -258,6 +258,16 @@ export const menuItem = (page: Page, name: string) => page.getByRole('menuitem',
 
 export const heading = (page: Page, name: string | RegExp) => page.getByRole('heading', { name }).first();
 
+/**
+ * A screen opened from the navigation menu, once it is drawn (its title): the screen before stays a moment after the
+ * click, and a button of the same name on it took a click meant for the next (seen: Import CSV on the subscribers'
+ * empty page, then gone with it, while the leads list was drawn).
+ */
+export async function openScreen(page: Page, name: string) {
+  await menuItem(page, name).click();
+  await heading(page, new RegExp(`^${name}$`)).waitFor();
+}
+
 /** A MUI select: open it by its label, pick the option; retried as a whole (a list re-mounting its filters closes it). */
 export async function choose(page: Page, label: string, option: string) {
   await vi.waitFor(async () => {

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { chooseMany, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, openScreen, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // The staff console's integration screens in Chromium against the real service (see ./harness.ts): a CSV import of
 // leads from the leads list (dry run, the job's progress, the imports list), and a webhook endpoint receiving a test
@@ -75,7 +75,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
       await route.continue();
     });
     try {
-      await menuItem(page, 'Subscribers').click();
+      await openScreen(page, 'Subscribers');
       await page.getByRole('button', { name: 'Import CSV' }).click();
       release();
       await page.getByText('No Subscribers yet.').waitFor();
@@ -90,7 +90,7 @@ describe.skipIf(SKIP_BROWSER)('staff console: imports and webhooks in Chromium',
   });
 
   test('leads: Import CSV shows the dry run with the bad row, imports the rest with progress, the leads are listed', async () => {
-    await menuItem(page, 'Leads').click();
+    await openScreen(page, 'Leads');
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import leads from CSV' });
     await dialog.getByText('columns of the leads export').waitFor();
