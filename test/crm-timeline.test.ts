@@ -229,7 +229,7 @@ describe('an inquiry becomes a lead', () => {
 
     const again = await as(ctx, agent).post(`/api/crm/inquiries/${inquiry.id}/convert`, {});
     expect(again.statusCode).toBe(409);
-    expect(again.json()).toEqual({ error: 'Conflict', message: `This inquiry has already been turned into a lead (${leadId})` });
+    expect(again.json()).toEqual({ error: 'Conflict', message: 'This inquiry has already been turned into a lead' });
   });
 
   test('overrides, a one-word name, unknown inquiry or assignee, permissions', async () => {

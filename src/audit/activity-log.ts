@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { eq } from 'drizzle-orm';
+import { eq, ne } from 'drizzle-orm';
 import { anyOf, equals, fromDay, untilDay } from '../data/filters.js';
 import { defineResource } from '../data/resource.js';
 import { ACTIONS, activityLogs, MODULES, users } from '../db/schema/index.js';
@@ -45,6 +45,12 @@ export const activityLogResource = defineResource({
     },
   },
   export: { json: ['changes'] },
+  /**
+   * A caller who may not read every crm record (crm scope other than `all`, or no crm read) reads no crm entries
+   * here (list, detail, export): the changes of a crm record are read in its own History, which follows the caller's
+   * scope. Every other module's entries stay; administrators read them all.
+   */
+  walledBy: () => ({ sql: ne(activityLogs.module, 'crm'), test: (row) => row.module !== 'crm', reads: ['module'] }),
 });
 
 const Fields = Type.Object({}, { additionalProperties: true });

@@ -1,10 +1,12 @@
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
+import { allOf } from '../data/filters.js';
 import { ownersScope, type ScopeOption } from '../data/list.js';
+import { ownersWith, recordScopeOf, type RecordScopeOf } from '../data/owners.js';
 import type { Resource } from '../data/resource.js';
 import type { Executor } from '../db/client.js';
-import { moduleAccess, type ModuleName, type RecordScope, users } from '../db/schema/index.js';
+import { moduleAccess, type ModuleName, users } from '../db/schema/index.js';
 import { forbidden, unauthorized } from '../errors.js';
 import { clock } from '../clock.js';
 import { bearerToken, findTokenHolder } from './api-tokens.js';
@@ -26,18 +28,8 @@ export type Principal = {
    * Which crm records the caller sees (issue 23): their crm access's scope and their department. An API token has its
    * creator's. Administrators (iam write) always see every record, whatever their crm row says.
    */
-  recordScope: { scope: RecordScope; departmentId: string | null };
+  recordScope: RecordScopeOf;
 };
-
-/** The record scope of user `userId` (see `Principal.recordScope`): one query. */
-async function recordScopeOf(db: Executor, userId: string): Promise<Principal['recordScope']> {
-  const [row] = await db.select({
-    departmentId: users.departmentId,
-    scope: sql<RecordScope | null>`(select a.scope from module_access a where a.user_id = ${userId} and a.module = 'crm')`,
-    admin: sql<boolean>`exists (select 1 from module_access a where a.user_id = ${userId} and a.module = 'iam' and a.can_write)`,
-  }).from(users).where(eq(users.id, userId)).limit(1);
-  return { scope: !row || row.admin ? 'all' : row.scope ?? 'all', departmentId: row?.departmentId ?? null };
-}
 
 /** An API token without an expiry, described as a session: it lasts until revoked. */
 const NEVER = new Date('9999-12-31T23:59:59.999Z');
@@ -135,14 +127,7 @@ export async function currentPrincipal(app: FastifyInstance, request: FastifyReq
  * department changes what the caller sees from the next request on.
  */
 export function ownersOf(app: FastifyInstance, request: FastifyRequest): Promise<string[] | undefined> {
-  request.ownersPromise ??= (async () => {
-    const principal = await currentPrincipal(app, request);
-    const { scope, departmentId } = principal.recordScope;
-    if (scope === 'all') return undefined;
-    if (scope === 'own' || !departmentId) return [principal.user.id];
-    const members = await app.database.db.select({ id: users.id }).from(users).where(eq(users.departmentId, departmentId));
-    return [...new Set([principal.user.id, ...members.map((member) => member.id)])].sort();
-  })();
+  request.ownersPromise ??= currentPrincipal(app, request).then((principal) => ownersWith(app.database.db, principal.user.id, principal.recordScope));
   return request.ownersPromise;
 }
 
@@ -151,6 +136,12 @@ export function ownersOf(app: FastifyInstance, request: FastifyRequest): Promise
  * every record of it (their scope is `all`, or it declares no `ownership`), else the scope `ownersScope` builds.
  */
 export async function recordScope(app: FastifyInstance, request: FastifyRequest, resource: Resource): Promise<ScopeOption> {
+  if (resource.walledBy) {
+    const principal = await currentPrincipal(app, request);
+    const readsEveryCrmRecord = principal.recordScope.scope === 'all' && can(principal, ['crm'], 'can_read');
+    if (readsEveryCrmRecord || can(principal, ['iam'], 'can_write')) return {};
+    return { scope: allOf([resource.scope, resource.walledBy()]), scopeKey: `${resource.name}|crm walled` };
+  }
   if (!resource.ownership?.length || resource.module !== 'crm') return {};
   return ownersScope(resource, await ownersOf(app, request));
 }

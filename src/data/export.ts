@@ -24,8 +24,11 @@ const COPY_RANGE = 50_000;
  */
 const COPY_AHEAD_BYTES = 256 * 1024;
 
-/** One column of an export: its header, and what is selected for it. */
-export type ExportColumn = { header: string; value: unknown };
+/**
+ * One column of an export: its header, what is selected for it, and (`only`) the condition under which its value is
+ * shown; an empty cell otherwise (a reference to a record outside the caller's scope).
+ */
+export type ExportColumn = { header: string; value: unknown; only?: SQL };
 
 /**
  * The columns of a view, flat: a nested object field becomes one column per key (`assigned_to_id`,
@@ -69,8 +72,12 @@ export const record = (values: unknown[]) => `${values.map(cell).join(',')}\n`;
  * COPY's CSV format quotes what needs it (a comma, quote or line break) and writes NULL as nothing, so an empty text
  * becomes NULL (COPY would write it `""`). Otherwise the whole cell (migration 0014's `pms_csv_text` for text).
  */
-function sqlCell(value: unknown, copy = false): SQL | undefined {
+function sqlCell(value: unknown, copy = false, only?: SQL): SQL | undefined {
   if (!is(value, Column)) return undefined;
+  if (only) {
+    const shown = sqlCell(value, copy);
+    return shown && sql`(case when ${only} then ${shown} else ${copy ? sql`null` : sql`''`} end)`;
+  }
   const column = value as PgColumn;
   const type = column.columnType;
   const orEmpty = (text: SQL) => (copy ? text : sql`coalesce(${text}, '')`);
@@ -92,7 +99,8 @@ function sqlCell(value: unknown, copy = false): SQL | undefined {
  * A column as the JavaScript path reads it: timestamps as ISO 8601 UTC text (what the API answers), decimals as
  * numbers; the driver's values need no mapping then.
  */
-function exported(value: unknown, alias: string): SQL.Aliased {
+function exported(value: unknown, alias: string, only?: SQL): SQL.Aliased {
+  if (only) return sql`(case when ${only} then ${exported(value, alias).sql} end)`.as(alias);
   if (is(value, Column)) {
     const column = value as PgColumn;
     if (/Timestamp/.test(column.columnType)) return sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as(alias);
@@ -121,12 +129,12 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
   const column = sortColumn(resource, query);
   const ascending = query.order === 'asc';
   const id = resource.id;
-  const cells = columns.map((c) => sqlCell(c.value));
+  const cells = columns.map((c) => sqlCell(c.value, false, c.only));
   const inSql = cells.every((c): c is SQL => c !== undefined);
   const joins = (resource.listView ?? resource.view).joins;
   const fields: Record<string, unknown> = inSql
     ? { __line: sql<string>`concat_ws(',', ${sql.join(cells, sql`, `)})`.as('__line') }
-    : Object.fromEntries(columns.map((c, i) => [`c${i}`, exported(c.value, `c${i}`)]));
+    : Object.fromEntries(columns.map((c, i) => [`c${i}`, exported(c.value, `c${i}`, c.only)]));
   const view: View = { fields: { ...fields, __sort: sql<string | null>`${column}::text`.as('__sort'), __id: sql`${id}`.as('__id') }, joins };
   const select = (fieldsOf: View) => selectView(db, resource.table, fieldsOf);
   const after = (key: Key) => (ascending ? sql`(${column}, ${id}) > (${key.sort}, ${key.id})` : sql`(${column}, ${id}) < (${key.sort}, ${key.id})`);
@@ -189,7 +197,7 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
    * however wide the rows.
    */
   function copiedRange(copyCsv: NonNullable<Database['copyCsv']>) {
-    const copied: View = { fields: Object.fromEntries(columns.map((c, i) => [`c${i}`, sql`${sqlCell(c.value, true)}`.as(`c${i}`)])), joins };
+    const copied: View = { fields: Object.fromEntries(columns.map((c, i) => [`c${i}`, sql`${sqlCell(c.value, true, c.only)}`.as(`c${i}`)])), joins };
     return async (from: Key | undefined, to: Key | undefined) => {
       const ahead = new PassThrough({ highWaterMark: COPY_AHEAD_BYTES });
       const statement = select(copied).where(and(where, from && after(from), to && upTo(to))).orderBy(...order).getSQL();

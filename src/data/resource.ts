@@ -67,6 +67,18 @@ export type Resource<T extends PgTable = PgTable> = {
    * of this resource).
    */
   ownershipThrough?: { column: PgColumn; parent: Resource };
+  /**
+   * Fields naming another scoped record (`lead_id` → leads), in bodies, list filters and answers alike. The route
+   * factory reads each through the caller's record scope: in a body, a record outside it is refused exactly as an
+   * unknown one (400 naming the field); in a filter it matches nothing, as an unknown id does; in an answer it shows as
+   * null. A function, as resources name each other.
+   */
+  references?: () => Record<string, Resource>;
+  /**
+   * The rows a caller who may not read every crm record reads (crm scope other than `all`, or no crm read), on a
+   * resource that mirrors crm records without owning them (the activity log). Administrators read every row.
+   */
+  walledBy?: () => Predicate;
   /** `GET …/export`: the list as CSV; `json` fields stay one JSON column. */
   export?: { json?: string[] };
   /** Fields naming uploaded images, and the sibling each answer gives their variants in (media/library.ts). */

@@ -13,6 +13,7 @@ import { DryRun } from '../data/restore.js';
 import { deleteIntoTrash, registerTrashable } from '../data/trash.js';
 import { historyRestoreRoute, type RestoreOptions } from './restore-routes.js';
 import { actorOf } from './actor.js';
+import { historyWithoutHidden, readableColumns, requireReferences, type ScopeOf, walledQuery, withoutHidden } from './record-walls.js';
 import { sendCsv } from './csv.js';
 import { listQuerySchema } from './list-query.js';
 import { named, pascal } from './openapi.js';
@@ -20,8 +21,11 @@ import { Created, errorResponses, IdParams, Message, Paginated, PartialStrict, S
 
 const ActivityLogPage = named('ActivityLogPage', Paginated(ActivityLog));
 
-/** What a hook knows of the call: who acts, and the app's services. Never the request. */
-export type Context = { app: App; actor: Actor };
+/**
+ * What a hook knows of the call: who acts, the app's services, and the caller's record scope on any resource (for a
+ * record the hook reads on the caller's behalf, as a reservation's lead found by e-mail). Never the request.
+ */
+export type Context = { app: App; actor: Actor; scopeOf: ScopeOf };
 type Answer = { code?: number; body: unknown };
 type Row<T extends PgTable> = RowOf<T>;
 
@@ -102,7 +106,8 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const { path } = routes;
   const { label } = resource;
   const db = app.database.db;
-  const context = async (request: Parameters<typeof actorOf>[1]): Promise<Context> => ({ app, actor: await actorOf(app, request) });
+  const scopesOf = (request: Parameters<typeof actorOf>[1]): ScopeOf => (target) => recordScope(app, request, target);
+  const context = async (request: Parameters<typeof actorOf>[1]): Promise<Context> => ({ app, actor: await actorOf(app, request), scopeOf: scopesOf(request) });
   const plural = resource.name.replace(/_/g, ' ');
   // Named once here for the OpenAPI document: `Lead`, `LeadPage`, `LeadCreate`…; operations `listLeads`, `getLead`…
   const Name = pascal(label);
@@ -112,7 +117,8 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
   const listParams = { hiddenFilters: routes.listQuery?.hidden, params: routes.listQuery?.params };
   const listQueryOf = async (request: Parameters<typeof actorOf>[1]) => {
     const query = validated<TObject>(request.query) as Record<string, unknown>;
-    return routes.listQuery ? routes.listQuery.filters(query, await context(request)) : query;
+    const filters = routes.listQuery ? routes.listQuery.filters(query, await context(request)) : query;
+    return walledQuery(db, resource, filters, scopesOf(request));
   };
   const images = <R extends Record<string, unknown>>(rows: R[]) => withResourceImages(db, app.config.baseUrl, resource, rows);
 
@@ -134,7 +140,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       },
     }, async (request) => {
       const page = await app.lists.page(resource, await listQueryOf(request), await recordScope(app, request, resource));
-      return { ...page, data: await images(page.data) };
+      return { ...page, data: await images(await withoutHidden(db, resource, page.data, scopesOf(request))) };
     });
   }
 
@@ -152,7 +158,11 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
           ...errorResponses,
         },
       },
-    }, async (request, reply) => sendCsv(reply, filename, headers, exportCsv(db, resource, columns, await listQueryOf(request), { ...await recordScope(app, request, resource), copyCsv: app.database.copyCsv })));
+    }, async (request, reply) => {
+      const only = await readableColumns(resource, columns, scopesOf(request));
+      const shown = only.size ? columns.map((column) => ({ ...column, only: only.get(column.header) })) : columns;
+      return sendCsv(reply, filename, headers, exportCsv(db, resource, shown, await listQueryOf(request), { ...await recordScope(app, request, resource), copyCsv: app.database.copyCsv }));
+    });
   }
 
   if (routes.detail !== false && resource.name !== activityLogResource.name) {
@@ -176,7 +186,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       const history = await app.lists.page<Static<typeof ActivityLog>>(activityLogResource, { resource: resource.name, resource_id: request.params.id, page, limit });
       // No trace at all: the record never existed (or its history has been purged with it).
       if (history.pagination.total === 0) await findOne(db, resource, request.params.id);
-      return history;
+      return { ...history, data: await historyWithoutHidden(db, resource, history.data, scopesOf(request)) };
     });
   }
 
@@ -184,13 +194,15 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     schema: { operationId: `get${Name}`, summary: `One ${label.toLowerCase()}`, params: IdParams, response: { 200: routes.Item, ...errorResponses } },
   }, async (request) => {
     const row = await findOne<Record<string, unknown>>(db, resource, request.params.id, await recordScope(app, request, resource));
-    const [answer] = await images([routes.complete ? await routes.complete(row, { app }) : row]);
+    const [shown] = await withoutHidden(db, resource, [row], scopesOf(request));
+    const [answer] = await images([routes.complete ? await routes.complete(shown, { app }) : shown]);
     return answer;
   });
 
   const create = routes.create;
   if (create) {
     const insert = async (body: Static<C>, ctx: Context) => {
+      await requireReferences(db, resource, body as Record<string, unknown>, ctx.scopeOf);
       const values = create.values ? await create.values(body, ctx) : (body as Patch<T>);
       const row = create.insert ? await audited(db, ctx.actor, (work) => create.insert!(work, values, body)) : await createAudited(db, ctx.actor, resource, values);
       create.committed?.(row, body, ctx);
@@ -228,6 +240,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     /** The update as PATCH makes it; a restore from the record's history makes it the same way (issue 24). */
     const change = async (request: Parameters<typeof actorOf>[1], id: string, body: Static<U>, restore?: RestoreOptions) => {
       const ctx = await context(request);
+      await requireReferences(db, resource, body as Record<string, unknown>, ctx.scopeOf);
       const prepared = (await update.validate?.(body, ctx)) as P;
       const visible = await recordScope(app, request, resource);
       let before: Row<T> | undefined;

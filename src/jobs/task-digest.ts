@@ -3,6 +3,9 @@ import { clock } from '../clock.js';
 import { crmTasks, leads, moduleAccess, taskDigests, userPreferences, users } from '../db/schema/index.js';
 import { type DigestTask, taskDigestMail } from '../mail/task-digest.js';
 import { localDay } from '../modules/crm/tasks.js';
+import { leadResource } from '../modules/crm/leads.js';
+import { ownersOfUser } from '../data/owners.js';
+import { ownedBy } from '../data/resource.js';
 import { defineJob, type Services } from './registry.js';
 
 /** Follow-ups listed in one e-mail; beyond, it says how many more. */
@@ -28,6 +31,11 @@ export async function sendTaskDigests(services: Pick<Services, 'config' | 'datab
     notExists(db.select({ one: sql`1` }).from(taskDigests).where(and(eq(taskDigests.user_id, users.id), eq(taskDigests.day, day.date)))),
     exists(db.select({ one: sql`1` }).from(crmTasks).where(due)),
   ));
+  // A follow-up's lead is named only to someone who may read it (a colleague may have handed them a call about theirs).
+  const readableLeads = async (userId: string) => {
+    const owners = await ownersOfUser(db, userId);
+    return owners ? ownedBy(leadResource, owners)?.sql : undefined;
+  };
   let sent = 0;
   for (const person of people) {
     const claimed = await db.insert(taskDigests).values({ user_id: person.id, day: day.date }).onConflictDoNothing().returning({ day: taskDigests.day });
@@ -37,7 +45,7 @@ export async function sendTaskDigests(services: Pick<Services, 'config' | 'datab
       const rows = await db.select({
         title: crmTasks.title, due_at: crmTasks.due_at, lead_id: leads.id, lead_name: sql<string | null>`${leads.first_name} || ' ' || ${leads.last_name}`,
         total: sql<number>`count(*) over ()`,
-      }).from(crmTasks).leftJoin(leads, eq(leads.id, crmTasks.lead_id))
+      }).from(crmTasks).leftJoin(leads, and(eq(leads.id, crmTasks.lead_id), await readableLeads(person.id)))
         .where(and(eq(crmTasks.assigned_to, person.id), isNull(crmTasks.done_at), lt(crmTasks.due_at, day.end)))
         .orderBy(asc(crmTasks.due_at), asc(crmTasks.id)).limit(MAX_LISTED);
       // Done meanwhile: nothing to say after all.

@@ -51,13 +51,14 @@ export const activityResource = defineResource({
   // since handed to someone else stays its author's).
   ownership: [crmActivities.author_id],
   ownershipThrough: { column: crmActivities.lead_id, parent: leadResource },
+  references: () => ({ lead_id: leadResource }),
 });
 
 type ActivityRow = typeof crmActivities.$inferSelect;
 
 export const Activity = Strict({
   id: Uuid(),
-  lead_id: Uuid(),
+  lead_id: Nullable(Uuid({ description: 'Its lead; null to a reader whose record scope does not reach the lead (a note they wrote on a lead since handed to someone else)' })),
   kind: StringEnum(ACTIVITY_KINDS),
   body: Nullable(Type.String()),
   outcome: Nullable(StringEnum(CALL_OUTCOMES)),

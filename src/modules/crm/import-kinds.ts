@@ -10,6 +10,7 @@ import { Strict, StringEnum } from '../../http/schemas.js';
 import { freeInventoryCode, inventoryCode, inventoryResource, UnitInput } from './inventory.js';
 import { assertContact, LeadInput, leadResource } from './leads.js';
 import { newsletterResource, SubscribeInput } from './newsletters.js';
+import { NOT_A_CRM_READER, crmReader } from './shared.js';
 
 export type ImportResource = (typeof IMPORT_RESOURCES)[number];
 export type Body = Record<string, unknown>;
@@ -59,15 +60,18 @@ const leadKind: ImportKind = {
   header: (fields) => (fields.has('email') || fields.has('phone') ? undefined : 'needs an "email" or a "phone" column: a lead needs one of them'),
   check: (body) => assertContact(body as { email?: string | null; phone?: string | null }),
   normalize: lowerEmail,
-  // `assigned_to` must be a live user (CONTRACT §8), as the create route checks with `requireUser`.
+  // `assigned_to` must be a live user who may read the crm (CONTRACT §8), as the create route checks with `requireAssignee`.
   references: async (db, rows) => {
     const ids = [...new Set(rows.map((row) => text(row.body.assigned_to)).filter((id): id is string => !!id))];
     if (!ids.length) return;
-    const found = await db.select({ id: users.id }).from(users).where(and(inArray(users.id, ids), isNull(users.deletedAt)));
-    const live = new Set(found.map((user) => user.id.toLowerCase()));
+    const found = await db.select({ id: users.id, crmReader }).from(users).where(and(inArray(users.id, ids), isNull(users.deletedAt)));
+    const live = new Map(found.map((user) => [user.id.toLowerCase(), user.crmReader]));
     for (const row of rows) {
       const id = text(row.body.assigned_to);
-      if (id && !live.has(id.toLowerCase())) row.details.assigned_to = 'must be an existing user';
+      if (!id) continue;
+      const readable = live.get(id.toLowerCase());
+      if (readable === undefined) row.details.assigned_to = 'must be an existing user';
+      else if (!readable) row.details.assigned_to = NOT_A_CRM_READER;
     }
   },
   keys: ({ body }) => [...(text(body.email) ? [`e:${text(body.email)!.toLowerCase()}`] : []), ...(text(body.phone) ? [`p:${text(body.phone)}`] : [])],

@@ -44,6 +44,9 @@ export const importResource = defineResource({
       status: anyOf(imports.status, StringEnum(IMPORT_STATUSES)),
     },
   },
+  // Scoped like the records an import makes: a caller whose crm scope is `own` or `department` follows the imports of
+  // their users only (file names, counts and line errors of a colleague's import are theirs).
+  ownership: [imports.created_by],
 });
 
 const RowError = Strict({

@@ -10,6 +10,7 @@ import { INQUIRY_STATUSES, inquiries, users } from '../../db/schema/index.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { inquiryResponseMail } from '../../mail/templates.js';
+import { leadResource } from './leads.js';
 import { UserRef, userRefFields } from './shared.js';
 
 /**
@@ -39,6 +40,7 @@ export const inquiryResource = defineResource({
   },
   export: {},
   ownership: [inquiries.created_by, inquiries.responded_by],
+  references: () => ({ lead_id: leadResource }),
 });
 
 export const Inquiry = Strict({

@@ -8,12 +8,16 @@ import type { Executor } from '../../db/client.js';
 import { inventoryUnits, projects, reservations, UNIT_STATUSES } from '../../db/schema/index.js';
 import { conflict, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
+import { recordScope } from '../../auth/guard.js';
+import { requireReadable } from '../../http/record-walls.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 // A cycle (reservations change their unit through here), used only inside handlers, never while loading.
 import { reservationResource } from './reservations.js';
 import { errorResponses, Measure, Message, Money, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Inventory units: the lots of a project, their price and whether they are available, reserved or sold. */
+const SOLD_TO_UNKNOWN = 'must be an existing reservation or null';
+
 export const inventoryResource = defineResource({
   name: 'inventory',
   module: 'crm',
@@ -44,6 +48,8 @@ export const inventoryResource = defineResource({
     },
   },
   export: {},
+  // A unit is stock every crm reader sees; its buyer is shown only to a reader whose scope reaches that reservation.
+  references: () => ({ sold_to: reservationResource }),
 });
 
 type Unit = typeof inventoryUnits.$inferSelect;
@@ -88,7 +94,7 @@ async function checkUnitState(work: Work, unit: Unit, next: Patch<typeof invento
   }
   if (next.sold_to) {
     const [reservation] = await work.tx.select({ inventory_id: reservations.inventory_id }).from(reservations).where(eq(reservations.id, next.sold_to)).limit(1);
-    if (!reservation) throw validationError({ sold_to: 'must be an existing reservation or null' });
+    if (!reservation) throw validationError({ sold_to: SOLD_TO_UNKNOWN });
     if (reservation.inventory_id !== unit.id) throw validationError({ sold_to: 'must be a reservation of this unit' });
   }
   // Back on sale: nobody holds it any more.
@@ -190,6 +196,8 @@ export default async function inventoryRoutes(app: App) {
     schema: { 'x-answer-message': 'Inventory unit updated', summary: "Set a unit's buyer reservation and status", body: SoldToInput, response: { 200: Message, ...errorResponses } },
   }, async (request) => {
     const { inventory_id, ...state } = request.body;
+    // The buyer is read with the caller's scope: a colleague's reservation is refused as an unknown one.
+    await requireReadable(db, reservationResource, state.sold_to, await recordScope(app, request, reservationResource), 'sold_to', SOLD_TO_UNKNOWN);
     await audited(db, await actorOf(app, request), (work) => changeUnitAsStaff(work, inventory_id, async () => state));
     return { message: 'Inventory unit updated' };
   });

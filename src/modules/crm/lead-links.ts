@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { recordScope } from '../../auth/guard.js';
-import { findOne } from '../../data/list.js';
+import { findOne, type ScopeOption } from '../../data/list.js';
 import { audited, type Work } from '../../data/mutations.js';
 import type { Executor } from '../../db/client.js';
 import { crmActivities, crmTasks, inquiries, LEAD_SOURCES, LEAD_STATUSES, leads, reservations } from '../../db/schema/index.js';
@@ -15,7 +15,7 @@ import { inquiryResource } from './inquiries.js';
 import { leadResource } from './leads.js';
 import { noticeAssignment } from './notices.js';
 import { reservationResource } from './reservations.js';
-import { requireUser } from './shared.js';
+import { requireAssignee } from './shared.js';
 import { taskResource } from './tasks.js';
 
 /** The links between a lead and the rest of the crm (issue 23): a reservation's lead, an inquiry turned into a lead. */
@@ -23,25 +23,17 @@ import { taskResource } from './tasks.js';
 /** A lead's `lower(email)`, as the leads' e-mail index has it. */
 const leadEmail = sql<string>`lower(${leads.email})`;
 
-/** 400 `details.lead_id` unless `id` names an existing lead (null and undefined pass). */
-export async function requireLead(db: Executor, id: string | null | undefined) {
-  if (id === undefined || id === null) return;
-  const [lead] = await db.select({ id: leads.id }).from(leads).where(eq(leads.id, id)).limit(1);
-  if (!lead) throw validationError({ lead_id: 'must be an existing lead' });
-}
-
 /**
- * The lead a new reservation is for: the one it names (checked), none when it sends null, else the newest lead with
- * the reservation's e-mail (compared case-insensitively), if any.
+ * The lead a new reservation is for: the one it names (the route has read it with the caller's scope), none when it
+ * sends null, else the newest lead with the reservation's e-mail (compared case-insensitively) among those the caller
+ * may read (`leadScope`). A colleague's lead for the same address outside the caller's scope is not linked: the link
+ * would show its id, and its absence tells nothing (someone who reads every lead can link it later).
  */
-export async function leadOfReservation(db: Executor, body: { lead_id?: string | null; email?: string | null }): Promise<string | null> {
-  if (body.lead_id !== undefined) {
-    await requireLead(db, body.lead_id);
-    return body.lead_id;
-  }
+export async function leadOfReservation(db: Executor, body: { lead_id?: string | null; email?: string | null }, leadScope: ScopeOption): Promise<string | null> {
+  if (body.lead_id !== undefined) return body.lead_id;
   if (!body.email) return null;
   const [lead] = await db.select({ id: leads.id }).from(leads)
-    .where(eq(leadEmail, body.email.toLowerCase())).orderBy(desc(leads.created_at), desc(leads.id)).limit(1);
+    .where(and(eq(leadEmail, body.email.toLowerCase()), leadScope.scope?.sql)).orderBy(desc(leads.created_at), desc(leads.id)).limit(1);
   return lead?.id ?? null;
 }
 
@@ -89,11 +81,12 @@ export default async function leadLinkRoutes(app: App) {
   }, async (request, reply) => {
     const body = request.body;
     const actor = await actorOf(app, request);
-    await requireUser(db, body.assigned_to, 'assigned_to');
+    await requireAssignee(db, body.assigned_to, 'assigned_to');
     await findOne(db, inquiryResource, request.params.id, await recordScope(app, request, inquiryResource));
     const lead = await audited(db, actor, async (work) => {
       const inquiry = await work.lock(inquiryResource, request.params.id);
-      if (inquiry.lead_id) throw conflict(`This inquiry has already been turned into a lead (${inquiry.lead_id})`);
+      // The lead is not named: it may lie outside the caller's scope (its id is on the inquiry for those who may read it).
+      if (inquiry.lead_id) throw conflict('This inquiry has already been turned into a lead');
       const created = await work.create(leadResource, {
         ...namesOf(inquiry.name, body), email: inquiry.email, phone: inquiry.phone, source: body.source ?? 'website', status: body.status ?? 'new',
         interest: body.interest === undefined ? inquiry.subject : body.interest, notes: inquiry.message,

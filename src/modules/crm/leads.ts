@@ -8,7 +8,7 @@ import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { noticeAssignment } from './notices.js';
-import { requireUser, UserRef, userRefFields, withLowerEmail } from './shared.js';
+import { requireAssignee, UserRef, userRefFields, withLowerEmail } from './shared.js';
 
 /**
  * Leads: prospective buyers, their source, status and the staff member they are assigned to. A lead belongs to its
@@ -83,13 +83,13 @@ export default async function leadRoutes(app: App) {
       body: LeadInput,
       values: async (body, { actor }) => {
         assertContact(body);
-        await requireUser(db, body.assigned_to, 'assigned_to');
+        await requireAssignee(db, body.assigned_to, 'assigned_to');
         return { ...withLowerEmail(body), created_by: actor.userId };
       },
       committed: (row, _body, { app, actor }) => noticeAssignment(app, row, row.assigned_to, actor.userId),
     },
     update: {
-      validate: (body) => requireUser(db, body.assigned_to, 'assigned_to'),
+      validate: (body) => requireAssignee(db, body.assigned_to, 'assigned_to'),
       values: (body, current) => {
         const patch = withLowerEmail(body);
         assertContact({ email: 'email' in patch ? patch.email : current.email, phone: 'phone' in patch ? patch.phone : current.phone });

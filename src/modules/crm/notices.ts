@@ -1,7 +1,9 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { App } from '../../app.js';
 import { moduleAccess, users } from '../../db/schema/index.js';
+import { mayRead, readsCrm } from '../../data/owners.js';
 import { inquiryNoticeMail, leadAssignedMail, type Rendered } from '../../mail/templates.js';
+import { inquiryResource } from './inquiries.js';
 
 /**
  * Staff notices (issue 14 §6): mail to the people a change concerns, sent after the change committed and never
@@ -12,22 +14,28 @@ async function sendAll(app: App, recipients: string[], mail: Rendered, about: Re
     app.mailer.send({ to, ...mail }).catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'))));
 }
 
-/** Who hears of a new inquiry: configured addresses, or every live user who may answer it (crm write). */
-async function inquiryRecipients(app: App): Promise<string[]> {
+/**
+ * Who hears of a new inquiry: configured addresses (the operator's choice), or every live user who may answer it (crm
+ * write) and read it: its name, e-mail, phone and message go only to someone whose record scope reaches it (one from
+ * the website belongs to nobody, so only those who see every inquiry).
+ */
+async function inquiryRecipients(app: App, inquiryId: string): Promise<string[]> {
   const setting = app.config.inquiryNoticeTo;
   if (setting === 'none') return [];
   if (Array.isArray(setting)) return setting;
-  const rows = await app.database.db.select({ email: users.email }).from(users)
+  const { db } = app.database;
+  const rows = await db.select({ id: users.id, email: users.email }).from(users)
     .innerJoin(moduleAccess, and(eq(moduleAccess.user_id, users.id), eq(moduleAccess.module, 'crm'), eq(moduleAccess.can_write, true)))
     .where(isNull(users.deletedAt));
-  return rows.map((row) => row.email);
+  const readers = await Promise.all(rows.map((row) => mayRead(db, row.id, inquiryResource, inquiryId)));
+  return rows.filter((_, i) => readers[i]).map((row) => row.email);
 }
 
 type Inquiry = { id: string; name: string; email: string; phone: string | null; subject: string; message: string };
 
 /** A visitor's inquiry arrived. */
 export function noticeInquiry(app: App, inquiry: Inquiry) {
-  app.background.track(inquiryRecipients(app)
+  app.background.track(inquiryRecipients(app, inquiry.id)
     .then((recipients) => sendAll(app, recipients, inquiryNoticeMail(inquiry, `${app.config.baseUrl}/inquiries/${inquiry.id}`), { inquiry: inquiry.id }))
     .catch((err: unknown) => app.log.error({ err, inquiry: inquiry.id }, 'staff notice not sent')));
 }
@@ -42,6 +50,8 @@ export function noticeAssignment(app: App, lead: Lead, assigneeId: string | null
       .where(and(isNull(users.deletedAt), eq(users.id, assigneeId)));
     const by = actorId ? (await app.database.db.select({ name: users.name }).from(users).where(eq(users.id, actorId)))[0]?.name ?? null : null;
     const [assignee] = people;
-    if (assignee) await sendAll(app, [assignee.email], leadAssignedMail(assignee.name, lead, by, `${app.config.baseUrl}/leads/${lead.id}`), { lead: lead.id });
+    // Only to someone who may read it now: its assignee owns it, so crm read suffices (refused when assigned without
+    // it, but access may change since).
+    if (assignee && await readsCrm(app.database.db, assignee.id)) await sendAll(app, [assignee.email], leadAssignedMail(assignee.name, lead, by, `${app.config.baseUrl}/leads/${lead.id}`), { lead: lead.id });
   })().catch((err: unknown) => app.log.error({ err, lead: lead.id }, 'staff notice not sent')));
 }

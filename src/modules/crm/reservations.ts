@@ -9,7 +9,8 @@ import { conflict, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { changeUnit, inventoryResource } from './inventory.js';
-import { leadOfReservation, requireLead } from './lead-links.js';
+import { leadOfReservation } from './lead-links.js';
+import { leadResource } from './leads.js';
 import { UserRef, userRefFields, withLowerEmail } from './shared.js';
 
 /**
@@ -51,6 +52,7 @@ export const reservationResource = defineResource({
   },
   export: {},
   ownership: [reservations.created_by],
+  references: () => ({ lead_id: leadResource }),
 });
 
 type ReservationRow = typeof reservations.$inferSelect;
@@ -119,14 +121,14 @@ export default async function reservationRoutes(app: App) {
     create: {
       body: ReservationInput,
       summary: 'Reserve an inventory unit',
-      values: async (body, { actor }) => {
+      values: async (body, { actor, scopeOf }) => {
         if (!body.contact_number && !body.email) {
           throw validationError({ contact_number: 'contact_number or email is required', email: 'contact_number or email is required' });
         }
         const [unit] = await db.select({ project_name: projects.name }).from(inventoryUnits)
           .innerJoin(projects, eq(projects.id, inventoryUnits.project_id)).where(eq(inventoryUnits.id, body.inventory_id)).limit(1);
         if (!unit) throw validationError({ inventory_id: 'must be an existing inventory unit' });
-        return { ...withLowerEmail(withDate(body)), project_name: body.project_name ?? unit.project_name, created_by: actor.userId, lead_id: await leadOfReservation(db, body) };
+        return { ...withLowerEmail(withDate(body)), project_name: body.project_name ?? unit.project_name, created_by: actor.userId, lead_id: await leadOfReservation(db, body, await scopeOf(leadResource)) };
       },
       // The unit's row is locked first: of many concurrent reservations of one unit exactly one wins.
       insert: async (work, values, body) => {
@@ -140,7 +142,6 @@ export default async function reservationRoutes(app: App) {
     update: {
       body: ReservationPatch,
       summary: 'Update a reservation (cancelling frees its unit)',
-      validate: (body) => requireLead(db, body.lead_id),
       values: (body, current) => {
         if (body.status !== undefined && body.status !== current.status && !MOVES[current.status]?.includes(body.status)) {
           throw conflict(`A ${current.status} reservation cannot become ${body.status}`);

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq, isNotNull } from 'drizzle-orm';
-import { alias, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
+import { alias, type PgColumn } from 'drizzle-orm/pg-core';
 import type { App } from '../../app.js';
 import { clock } from '../../clock.js';
 import { equals, type Filter, is, several } from '../../data/filters.js';
@@ -9,14 +9,16 @@ import { audited } from '../../data/mutations.js';
 import { actorOf } from '../../http/actor.js';
 import { userResource } from '../iam/users.js';
 import type { Executor } from '../../db/client.js';
-import { crmTasks, inquiries, reservations, userPreferences, users } from '../../db/schema/index.js';
+import { crmTasks, userPreferences, users } from '../../db/schema/index.js';
 import { currentPrincipal, requireSession } from '../../auth/guard.js';
 import { named } from '../../http/openapi.js';
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
-import { requireLead } from './lead-links.js';
-import { requireUser, UserRef, userRefFields } from './shared.js';
+import { inquiryResource } from './inquiries.js';
+import { leadResource } from './leads.js';
+import { reservationResource } from './reservations.js';
+import { requireAssignee, UserRef, userRefFields } from './shared.js';
 
 /**
  * Follow-ups (issue 23): something to do by a time, assigned to someone (by default whoever writes it), maybe about a
@@ -76,6 +78,7 @@ export const taskResource = defineResource({
   },
   export: {},
   ownership: [crmTasks.assigned_to, crmTasks.created_by],
+  references: () => ({ lead_id: leadResource, reservation_id: reservationResource, inquiry_id: inquiryResource }),
 });
 
 export const Task = Strict({
@@ -107,21 +110,6 @@ const Fields = {
 const TaskInput = Strict(Fields);
 const TaskPatch = PartialStrict(Strict(Fields));
 type TaskBody = Partial<typeof TaskInput.static>;
-
-/** 400 `details.<field>` unless `id` names a row of `table` (null and undefined pass). */
-async function requireRow(db: Executor, table: PgTable, column: PgColumn, id: string | null | undefined, field: string, what: string) {
-  if (id === undefined || id === null) return;
-  const found = await db.select({ id: column }).from(table).where(eq(column, id)).limit(1);
-  if (!found.length) throw validationError({ [field]: `must be an existing ${what}` });
-}
-
-/** Every reference a body names exists (400 naming the first field that does not). */
-async function requireReferences(db: Executor, body: TaskBody) {
-  await requireUser(db, body.assigned_to, 'assigned_to');
-  await requireLead(db, body.lead_id);
-  await requireRow(db, reservations, reservations.id, body.reservation_id, 'reservation_id', 'reservation');
-  await requireRow(db, inquiries, inquiries.id, body.inquiry_id, 'inquiry_id', 'inquiry');
-}
 
 /** The values of a body: `done` becomes who closed it when; the due time a Date. */
 function valuesOf(body: TaskBody, current: { done_at: Date | null } | undefined, userId: string | null) {
@@ -207,14 +195,14 @@ export default async function taskRoutes(app: App) {
       body: TaskInput,
       summary: 'Write a follow-up (assigned to you unless `assigned_to` says otherwise)',
       values: async (body, { actor }) => {
-        await requireReferences(db, body);
+        await requireAssignee(db, body.assigned_to, 'assigned_to');
         return { ...valuesOf(body, undefined, actor.userId), assigned_to: body.assigned_to ?? actor.userId ?? undefined, created_by: actor.userId } as typeof crmTasks.$inferInsert;
       },
     },
     update: {
       body: TaskPatch,
       summary: 'Update a follow-up; `done: true` marks it done, `done: false` opens it again',
-      validate: (body) => requireReferences(db, body),
+      validate: (body) => requireAssignee(db, body.assigned_to, 'assigned_to'),
       values: (body, current, work) => valuesOf(body, current, work.actor.userId),
     },
   });
