@@ -132,7 +132,6 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     [/^\/api\/projects\/inventory$/, 'the unit status update of SPEC.md: stock, not an owned record'],
     [/^\/api\/crm\/newsletters(\/|$)/, 'newsletter subscribers are the marketing list, shared by the whole team'],
     [/^\/api\/crm\/campaigns(\/|$)/, 'campaigns are sent to the shared list: team-wide'],
-    [/^\/api\/crm\/imports(\/|$)/, 'import jobs show counts and line errors, never a record; the uploader and the crm team follow them'],
     [/^\/api\/crm\/(inventory|newsletters)\/import$/, 'imports of stock and of the shared list'],
   ];
   /** Routes of the scoped resources and how each is checked. */
@@ -147,6 +146,8 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     ['GET /api/crm/trash', 'trash'], ['POST /api/crm/trash/{log_id}/restore', 'trash'],
     ['POST /api/crm/leads/import', 'duplicates'],
     ['GET /api/crm/stats', 'stats'],
+    // Scoped by their uploader: test/crm-scope-reach.test.ts.
+    ['GET /api/crm/imports', 'imports'], ['GET /api/crm/imports/{id}', 'imports'], ['GET /api/crm/imports/{id}/history', 'imports'],
   ]);
   /**
    * Other routes under a scoped record (`{id}` names a lead, reservation, inquiry, activity or task): outside the
@@ -488,5 +489,109 @@ describe('the scope in the module-access API', () => {
     ]);
     // iam write is needed to set it.
     expect((await as(ctx, viewer.all).patch(`/api/iam/module-access/${crm.id}`, { scope: 'all' })).statusCode).toBe(403);
+  });
+});
+
+describe('a record named in a body or a query is read with the caller\'s scope', () => {
+  /** Fields naming a scoped crm record, and which. */
+  const NAMES: Record<string, Core> = { lead_id: 'leads', reservation_id: 'reservations', inquiry_id: 'inquiries', sold_to: 'reservations' };
+  /** UUID fields of crm operations that name no scoped record, each with its reason. */
+  const NOT_RECORDS: Record<string, string> = {
+    assigned_to: 'a user: anyone with crm read may be handed a record (a user without it is refused)',
+    author_id: 'a user: the author of an activity',
+    user_id: 'a user: who deleted a record (the trash shows entries of records in scope only)',
+    inventory_id: 'an inventory unit: stock every crm reader sees',
+    project_id: 'a project: public content',
+  };
+  type Request = { method: 'GET' | 'POST' | 'PATCH'; url: string; body?: Record<string, unknown> };
+  /**
+   * How each operation is asked, as the `own` viewer, with `field` naming `id`; every operation with a field of NAMES
+   * must be here. Writes act on the viewer's own records; lists list them.
+   */
+  const ASK: Record<string, (field: string, id: string) => Promise<Request>> = {
+    'POST /api/crm/reservations': async (field, id) => ({ method: 'POST', url: '/api/crm/reservations', body: { inventory_id: (await make.unit(ctx)).id, client_name: `${MARK} walled`, email: 'walled@example.com', [field]: id } }),
+    'PATCH /api/crm/reservations/{id}': async (field, id) => ({ method: 'PATCH', url: `/api/crm/reservations/${records.reservations[0].id}`, body: { [field]: id } }),
+    'POST /api/crm/tasks': async (field, id) => ({ method: 'POST', url: '/api/crm/tasks', body: { title: `${MARK} walled`, due_at: '2030-01-01T09:00:00Z', [field]: id } }),
+    'PATCH /api/crm/tasks/{id}': async (field, id) => ({ method: 'PATCH', url: `/api/crm/tasks/${records.tasks[0].id}`, body: { [field]: id } }),
+    'PATCH /api/projects/inventory': async (field, id) => ({ method: 'PATCH', url: '/api/projects/inventory', body: { inventory_id: (await make.unit(ctx)).id, status: 'sold', [field]: id } }),
+  };
+  for (const base of ['/api/crm/reservations', '/api/crm/tasks', '/api/crm/inquiries', '/api/crm/activities']) {
+    for (const path of [base, `${base}/export`]) ASK[`GET ${path}`] = async (field, id) => ({ method: 'GET', url: `${path}?${field}=${id}` });
+  }
+
+  let cases: { operation: string; field: string }[] = [];
+  const isUuid = (schema: Record<string, unknown> | undefined): boolean => !!schema && (schema.format === 'uuid'
+    || ((schema.anyOf ?? schema.oneOf ?? []) as Record<string, unknown>[]).some(isUuid) || (schema.type === 'array' && isUuid(schema.items as Record<string, unknown>)));
+  /** A record outside the own viewer's scope, of each kind, that one of their own records is linked to. */
+  const hidden = {} as Record<Core, string>;
+
+  beforeAll(async () => {
+    const document = await resolvedOpenapi(ctx);
+    const found: { operation: string; field: string }[] = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { parameters?: { in: string; name: string; schema: Record<string, unknown> }[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, Record<string, unknown>> } }> } }>>)) {
+      if (!/^\/api\/(crm\/|projects\/inventory)/.test(path)) continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        const fields = [
+          ...(operation.parameters ?? []).filter((p) => p.in === 'query' && isUuid(p.schema)).map((p) => p.name),
+          ...Object.entries(operation.requestBody?.content?.['application/json']?.schema?.properties ?? {}).filter(([, schema]) => isUuid(schema)).map(([name]) => name),
+        ];
+        for (const field of fields) found.push({ operation: `${method.toUpperCase()} ${path}`, field });
+      }
+    }
+    cases = found;
+    hidden.leads = records.leads[3].id;
+    hidden.reservations = records.reservations[2].id;
+    hidden.inquiries = records.inquiries[2].id;
+    // The own viewer's records linked (by an administrator) to the hidden ones: a filter naming one would find them.
+    expect((await as(ctx, admin).patch(`/api/crm/reservations/${records.reservations[0].id}`, { lead_id: hidden.leads })).statusCode).toBe(200);
+    const linked = await as(ctx, admin).patch(`/api/crm/tasks/${records.tasks[0].id}`, { lead_id: hidden.leads, reservation_id: hidden.reservations, inquiry_id: hidden.inquiries });
+    expect(linked.statusCode, linked.body).toBe(200);
+    // A note the viewer wrote on a lead since handed to someone else: theirs, its lead not.
+    const handed = await lead(stranger, { assigned_to: viewer.own.id });
+    await activity(handed, viewer.own);
+    expect((await as(ctx, stranger).patch(`/api/crm/leads/${handed.id}`, { assigned_to: stranger.id })).statusCode).toBe(200);
+    hidden.leads = handed.id;
+  });
+
+  test('every UUID field of a crm body or query is known: a record name (asked below) or not a record, with a reason', () => {
+    expect(cases.length).toBeGreaterThan(20);
+    const unknown = cases.filter(({ field }) => !(field in NAMES) && !(field in NOT_RECORDS));
+    expect(unknown, 'UUID fields neither naming a known crm record nor allowed with a reason').toEqual([]);
+    const unasked = cases.filter(({ operation, field }) => field in NAMES && !ASK[operation]);
+    expect(unasked, 'operations naming a crm record that this test does not ask').toEqual([]);
+    for (const operation of Object.keys(ASK)) expect(cases.map((c) => c.operation)).toContain(operation);
+  });
+
+  test('outside the scope: exactly the unknown id\'s answer, nothing changed; inside: accepted', async () => {
+    const asked = cases.filter(({ field }) => field in NAMES);
+    expect(asked.length).toBeGreaterThanOrEqual(20);
+    const logs = async () => (await ctx.database.db.select({ id: activityLogs.id }).from(activityLogs)).length;
+    for (const { operation, field } of asked) {
+      const kind = NAMES[field];
+      const send = ({ method, url, body }: Request) => as(ctx, viewer.own).request(method, url, body);
+      // Asked first: a request may need a record of its own (a unit), made and logged before the count.
+      const [outsideRequest, missingRequest] = [await ASK[operation](field, hidden[kind]), await ASK[operation](field, randomUUID())];
+      const before = await logs();
+      const outside = await send(outsideRequest);
+      const missing = await send(missingRequest);
+      expect(outside.statusCode, `${operation} ${field} outside`).toBe(missing.statusCode);
+      expect(outside.body, `${operation} ${field} outside`).toBe(missing.body);
+      expect(outside.body).not.toContain(hidden[kind]);
+      if (operation.startsWith('GET')) {
+        expect(outside.statusCode).toBe(200);
+        // The viewer's own record linked to it is not found through it.
+        if (!operation.endsWith('/export')) expect(outside.json().pagination.total, `${operation} ${field}`).toBe(0);
+      } else {
+        expect(outside.statusCode, `${operation} ${field}`).toBe(400);
+        expect(Object.keys(outside.json().details), `${operation} ${field}`).toEqual([field]);
+        expect(await logs(), `${operation} ${field}: nothing written`).toBe(before);
+      }
+      // A write naming a record of the viewer's own is not refused as unknown (a unit's buyer must also be a
+      // reservation of that unit: another answer).
+      if (operation.startsWith('GET')) continue;
+      const own = { leads: records.leads[0].id, reservations: records.reservations[0].id, inquiries: records.inquiries[0].id }[kind];
+      const inside = await send(await ASK[operation](field, own));
+      expect(inside.body, `${operation} ${field} inside`).not.toBe(missing.body);
+    }
   });
 });
