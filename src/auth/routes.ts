@@ -37,6 +37,14 @@ const headersWithout = (request: FastifyRequest, keep: RegExp) => {
   return headers;
 };
 
+/**
+ * Better Auth failed to decrypt a stored two-factor secret or backup-code list: it was encrypted with an AUTH_SECRET this
+ * instance does not have (changed without AUTH_SECRET_PREVIOUS naming the former one). Its cipher's own errors, not an
+ * APIError: anything else (a database failure) stays a 500.
+ */
+const unreadableSecret = (err: unknown) =>
+  !(err instanceof APIError) && err instanceof Error && /^(invalid tag|hex string expected|Cannot decrypt)/i.test(err.message);
+
 /** A TOTP code is good for at most three 30-second steps (the previous, the current and the next). */
 const TOTP_WINDOW_MS = 120_000;
 
@@ -114,6 +122,10 @@ export default async function authRoutes(app: App) {
       const failure = codeOf(err);
       if (failure === 'INVALID_CODE' || failure === 'INVALID_BACKUP_CODE') throw unauthorized('Invalid code');
       if (failure) throw unauthorized('Two-factor challenge missing, expired or locked: sign in again');
+      if (unreadableSecret(err)) {
+        request.log.warn({ err: { message: (err as Error).message } }, 'two-factor secret unreadable with AUTH_SECRET (see AUTH_SECRET_PREVIOUS)');
+        throw unauthorized('Your two-factor authentication cannot be checked: ask an administrator to turn it off for your account, then sign in and set it up again');
+      }
       throw err;
     }
   });
@@ -253,6 +265,7 @@ export default async function authRoutes(app: App) {
       ({ headers } = await auth.api.verifyTOTP({ body: { code: request.body.code }, headers: authHeaders(request), returnHeaders: true }));
     } catch (err) {
       if (codeOf(err) === 'INVALID_CODE') throw validationError({ code: 'is not the current code of the authenticator' });
+      if (unreadableSecret(err)) throw conflict('This two-factor set-up can no longer be read: start again with POST /api/auth/two-factor/enable');
       throw err;
     }
     // The confirming code is spent too: it cannot sign in a second time (CONTRACT §13).
