@@ -1,7 +1,9 @@
+import { and, eq } from 'drizzle-orm';
 import * as OTPAuth from 'otpauth';
 import { afterAll, afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { applySecretRotation } from '../src/auth/secret.js';
 import { SYSTEM } from '../src/data/actor.js';
+import { activityLogs, apiTokens } from '../src/db/schema/index.js';
 import { administration } from '../src/modules/iam/users.js';
 import { as, createTestApp, createTestDatabase, createUser, none, type TestContext, type TestEnv } from './helpers.js';
 
@@ -70,6 +72,30 @@ test('changing AUTH_SECRET ends every session, bearer and cookie alike (CONTRACT
   // Signing in again works under the new secret.
   const res = await as(changed, none).post('/api/auth/login', { email: user.email, password: user.password });
   expect(res.statusCode).toBe(200);
+  await changed.close();
+});
+
+test('changing AUTH_SECRET revokes every API token, each audited by the system', async () => {
+  const first = await start({ AUTH_SECRET: SECRET_A });
+  const user = await createUser(first, { crm: 'r' });
+  const created = await as(first, user).post('/api/auth/tokens', { name: 'Sync', permissions: [{ module: 'crm', can_read: true, can_write: false, can_delete: false }] });
+  expect(created.statusCode).toBe(201);
+  const { id, token } = created.json() as { id: string; token: string };
+  expect((await as(first, token).get('/api/crm/leads')).statusCode).toBe(200);
+  await first.close();
+
+  // The same secret again: the token lives on.
+  const same = await start({ AUTH_SECRET: SECRET_A });
+  expect(same.rotation.apiTokens).toBe(0);
+  expect((await as(same, token).get('/api/crm/leads')).statusCode).toBe(200);
+  await same.close();
+
+  const changed = await start({ AUTH_SECRET: SECRET_B });
+  expect(changed.rotation.apiTokens).toBeGreaterThanOrEqual(1);
+  expect((await as(changed, token).get('/api/crm/leads')).statusCode).toBe(401);
+  expect(await database.db.select().from(apiTokens)).toEqual([]);
+  const [log] = await database.db.select().from(activityLogs).where(and(eq(activityLogs.resource_id, id), eq(activityLogs.action, 'delete')));
+  expect(log).toMatchObject({ module: 'iam', resource: 'api_tokens', user_id: null });
   await changed.close();
 });
 
