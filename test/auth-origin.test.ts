@@ -81,7 +81,7 @@ describe('a cookie request from a foreign origin is refused, and changes nothing
     for (const headers of [
       { origin: FOREIGN }, { origin: 'null' }, { origin: 'not a url' }, { origin: 'http://localhost:3001' },
       { referer: `${FOREIGN}/page` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' },
-    ]) {
+    ] as Record<string, string>[]) {
       refused(await browser(headers).patch(url, { first_name: 'Forged' }));
       refused(await browser(headers).delete(url));
     }
@@ -101,7 +101,7 @@ describe('what passes', () => {
       { 'sec-fetch-site': 'same-origin' },
       // No Origin, Referer or fetch metadata: not a browser (scripts, tests).
       {},
-    ]) {
+    ] as Record<string, string>[]) {
       const res = await browser(headers).patch(url, { first_name: 'Changed' });
       expect(res.statusCode, JSON.stringify(headers)).toBe(200);
     }
