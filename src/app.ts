@@ -11,6 +11,7 @@ import { enforceModuleGuards, forgetChangedPrincipals, type Principal } from './
 import { PrincipalCache } from './auth/principals.js';
 import { BackgroundWork } from './background.js';
 import authRoutes from './auth/routes.js';
+import { registerOriginCheck } from './http/origin-check.js';
 import { CONSOLE_DIR, registerConsole } from './http/console.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
@@ -145,6 +146,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerValidation(app);
   registerErrorHandling(app);
   await app.register(cors, { origin: config.allowedOrigins.length ? config.allowedOrigins : false, credentials: true, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] });
+  // Before any guard or rate limit: a forged cross-site request with the session cookie goes no further.
+  registerOriginCheck(app, config);
   await app.register(cookie);
   await registerDocs(app);
 

@@ -15,6 +15,11 @@ export type Config = {
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   authSecret: string;
+  /**
+   * Secrets AUTH_SECRET had before (AUTH_SECRET_PREVIOUS): two-factor secrets still encrypted with one of them are
+   * re-encrypted with AUTH_SECRET at start-up, so a rotation never locks anyone out of two-factor.
+   */
+  authSecretPrevious: string[];
   cronSecret: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -228,6 +233,9 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     authSecret = developmentSecret(dataDir);
   }
 
+  const authSecretPrevious = (env.AUTH_SECRET_PREVIOUS ?? '').split(',').map((s) => s.trim()).filter((s) => s && s !== authSecret);
+  if (authSecretPrevious.some((s) => s.length < 32)) throw new ConfigError('AUTH_SECRET_PREVIOUS must be a comma-separated list of former AUTH_SECRET values, each at least 32 characters long');
+
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
@@ -256,6 +264,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     databaseUrl,
     redisUrl,
     authSecret,
+    authSecretPrevious,
     cronSecret: secretToken(env, 'CRON_SECRET'),
     smtpUrl,
     mailFrom: env.MAIL_FROM?.trim() || 'Property Management <no-reply@localhost>',

@@ -15,7 +15,7 @@ async function main() {
   }
 
   // The rest of the service loads once the configuration is known to be good: a bad one is refused at once.
-  const [{ buildApp }, { revokeSessionsIfSecretChanged }, { claimPglite }, { openDatabase }, { ensureFirstAdmin }] = await Promise.all([
+  const [{ buildApp }, { applySecretRotation }, { claimPglite }, { openDatabase }, { ensureFirstAdmin }] = await Promise.all([
     import('./app.js'), import('./auth/secret.js'), import('./cli/pglite-owner.js'), import('./db/client.js'), import('./modules/iam/users.js'),
   ]);
   if (!config.databaseUrl) claimPglite(config.dataDir);
@@ -23,8 +23,12 @@ async function main() {
   await database.migrate();
   const app = await buildApp({ config, database });
   database.onError = (err) => app.log.error({ err }, 'database connection error');
-  const revoked = await revokeSessionsIfSecretChanged(database, config);
-  if (revoked) app.log.warn({ revoked }, 'AUTH_SECRET changed: all sessions ended');
+  const rotation = await applySecretRotation(database, config);
+  if (rotation.sessions || rotation.apiTokens) app.log.warn({ sessions: rotation.sessions, apiTokens: rotation.apiTokens }, 'AUTH_SECRET changed: all sessions ended and all API tokens revoked');
+  if (rotation.twoFactorReencrypted) app.log.info({ count: rotation.twoFactorReencrypted }, 'two-factor secrets re-encrypted with the new AUTH_SECRET');
+  if (rotation.twoFactorUnreadable) {
+    app.log.warn({ count: rotation.twoFactorUnreadable }, 'two-factor secrets encrypted with an unknown former AUTH_SECRET: add it to AUTH_SECRET_PREVIOUS and restart, or turn two-factor off for those users (npm run admin -- disable-2fa)');
+  }
   await ensureFirstAdmin(database, config, app.log);
 
   let stopping = false;

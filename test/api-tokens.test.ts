@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, apiTokens } from '../src/db/schema/index.js';
-import { as, createTestApp, createUser, PATIENCE_MS, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, none, PATIENCE_MS, type TestContext } from './helpers.js';
+import { outboxReader, resetTokenOf } from './mail.js';
 
 // Issue 14 §1: API tokens for integrations.
 
@@ -73,6 +74,70 @@ describe('creating a token', () => {
     expect(session.statusCode).toBe(200);
     expect(session.json().user.id).toBe(owner.id);
     expect(session.json().permissions).toEqual(crmWrite);
+  });
+});
+
+describe('a new password revokes every token of the user', () => {
+  /** A user with two tokens, each used once (so cached), and a token of someone else that must survive. */
+  async function withTokens() {
+    const user = await createUser(ctx, { crm: 'rw' });
+    const tokens = [await createToken(user), await createToken(user)];
+    const bystander = await createToken(owner);
+    for (const { token } of [...tokens, bystander]) expect((await as(ctx, token).get('/api/crm/leads')).statusCode).toBe(200);
+    return { user, tokens, bystander };
+  }
+
+  /** Each token refused on the very next request, its revocation audited as done by `by`; the bystander still works. */
+  async function expectRevoked(tokens: { id: string; token: string }[], by: string, bystander: { token: string }) {
+    for (const { id, token } of tokens) {
+      const res = await as(ctx, token).get('/api/crm/leads');
+      expect(res.statusCode).toBe(401);
+      expect(await ctx.database.db.select().from(apiTokens).where(eq(apiTokens.id, id))).toEqual([]);
+      const [log] = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource_id, id), eq(activityLogs.action, 'delete')));
+      expect(log).toMatchObject({ module: 'iam', resource: 'api_tokens', user_id: by });
+    }
+    expect((await as(ctx, bystander.token).get('/api/crm/leads')).statusCode).toBe(200);
+  }
+
+  test('changing one\'s password', async () => {
+    const { user, tokens, bystander } = await withTokens();
+    const res = await as(ctx, user).post('/api/auth/change-password', { currentPassword: user.password, newPassword: 'N3w-passw0rd!' });
+    expect(res.statusCode, res.body).toBe(200);
+    await expectRevoked(tokens, user.id, bystander);
+    // The session that changed it stays.
+    expect((await as(ctx, user).get('/api/auth/session')).statusCode).toBe(200);
+  });
+
+  test('a wrong current password revokes nothing', async () => {
+    const { user, tokens } = await withTokens();
+    const res = await as(ctx, user).post('/api/auth/change-password', { currentPassword: 'Wr0ng-passw0rd!', newPassword: 'N3w-passw0rd!' });
+    expect(res.statusCode).toBe(400);
+    for (const { token } of tokens) expect((await as(ctx, token).get('/api/crm/leads')).statusCode).toBe(200);
+  });
+
+  test('an administrator setting the password (PATCH /api/iam/users/:id)', async () => {
+    const { user, tokens, bystander } = await withTokens();
+    const res = await as(ctx, admin).patch(`/api/iam/users/${user.id}`, { password: 'Adm1n-set-passw0rd!' });
+    expect(res.statusCode, res.body).toBe(200);
+    await expectRevoked(tokens, admin.id, bystander);
+    // A change of anything else revokes nothing.
+    const other = await createUser(ctx, { crm: 'rw' });
+    const kept = await createToken(other);
+    expect((await as(ctx, admin).patch(`/api/iam/users/${other.id}`, { name: 'Renamed' })).statusCode).toBe(200);
+    expect((await as(ctx, kept.token).get('/api/crm/leads')).statusCode).toBe(200);
+  });
+
+  test('a password reset', async () => {
+    const { user, tokens, bystander } = await withTokens();
+    const outbox = outboxReader(ctx);
+    expect((await as(ctx, none).post('/api/auth/forgot-password', { email: user.email })).statusCode).toBe(200);
+    const token = resetTokenOf(await outbox.next(user.email));
+    const res = await as(ctx, none, { remoteAddress: '203.0.113.9' }).post('/api/auth/reset-password', { token, password: 'Res3t-passw0rd!' }, { 'user-agent': 'reset-agent' });
+    expect(res.statusCode, res.body).toBe(200);
+    await expectRevoked(tokens, user.id, bystander);
+    // Audited from where the reset came.
+    const [log] = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource_id, tokens[0].id), eq(activityLogs.action, 'delete')));
+    expect(log).toMatchObject({ ip_address: '203.0.113.9', user_agent: 'reset-agent' });
   });
 });
 

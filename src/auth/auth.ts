@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
 import { pgTable } from 'drizzle-orm/pg-core';
@@ -5,12 +6,18 @@ import { bearer, twoFactor } from 'better-auth/plugins';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config.js';
+import { type Actor, SYSTEM } from '../data/actor.js';
+import { audited } from '../data/mutations.js';
 import type { Database } from '../db/client.js';
 import { accounts, sessions, twoFactors, userColumns, verifications } from '../db/schema/index.js';
 import type { BackgroundWork } from '../background.js';
 import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/templates.js';
+import { revokeTokensOf } from '../modules/iam/api-tokens.js';
 import { bcryptHasher } from './passwords.js';
+
+/** The request a password reset comes from (its IP and agent), for the audit of what the reset revokes. */
+export const resetRequest = new AsyncLocalStorage<Actor>();
 
 /** Header through which we hand Better Auth the client IP Fastify resolved (honouring TRUST_PROXY). */
 const CLIENT_IP_HEADER = 'x-pms-client-ip';
@@ -38,6 +45,10 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
       minPasswordLength: 8,
       maxPasswordLength: 128,
       revokeSessionsOnPasswordReset: true,
+      // A reset also revokes the user's API tokens (audited as the user, from the request's address).
+      onPasswordReset: async ({ user }) => {
+        await audited(database.db, { ...(resetRequest.getStore() ?? SYSTEM), userId: user.id }, (work) => revokeTokensOf(work, user.id));
+      },
       resetPasswordTokenExpiresIn: 3600,
       password: bcryptHasher(config.bcryptCost),
       sendResetPassword: async ({ user, token }) => {

@@ -5,10 +5,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import type { Executor } from '../db/client.js';
 import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
+import { audited } from '../data/mutations.js';
 import { conflict, unauthorized, validationError } from '../errors.js';
+import { actorOf } from '../http/actor.js';
+import { revokeTokensOf } from '../modules/iam/api-tokens.js';
 import { named } from '../http/openapi.js';
 import { Email, ErrorBody, GenericError, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
-import { authHeaders } from './auth.js';
+import { authHeaders, resetRequest } from './auth.js';
 import { currentPrincipal, requireSession } from './guard.js';
 import { hashing, passwordProblem } from './passwords.js';
 
@@ -36,6 +39,14 @@ const headersWithout = (request: FastifyRequest, keep: RegExp) => {
   headers.set('cookie', cookie.split(/;\s*/).filter((c) => keep.test(c)).join('; '));
   return headers;
 };
+
+/**
+ * Better Auth failed to decrypt a stored two-factor secret or backup-code list: it was encrypted with an AUTH_SECRET this
+ * instance does not have (changed without AUTH_SECRET_PREVIOUS naming the former one). Its cipher's own errors, not an
+ * APIError: anything else (a database failure) stays a 500.
+ */
+const unreadableSecret = (err: unknown) =>
+  !(err instanceof APIError) && err instanceof Error && /^(invalid tag|hex string expected|Cannot decrypt)/i.test(err.message);
 
 /** A TOTP code is good for at most three 30-second steps (the previous, the current and the next). */
 const TOTP_WINDOW_MS = 120_000;
@@ -114,6 +125,10 @@ export default async function authRoutes(app: App) {
       const failure = codeOf(err);
       if (failure === 'INVALID_CODE' || failure === 'INVALID_BACKUP_CODE') throw unauthorized('Invalid code');
       if (failure) throw unauthorized('Two-factor challenge missing, expired or locked: sign in again');
+      if (unreadableSecret(err)) {
+        request.log.warn({ err: { message: (err as Error).message } }, 'two-factor secret unreadable with AUTH_SECRET (see AUTH_SECRET_PREVIOUS)');
+        throw unauthorized('Your two-factor authentication cannot be checked: ask an administrator to turn it off for your account, then sign in and set it up again');
+      }
       throw err;
     }
   });
@@ -141,12 +156,13 @@ export default async function authRoutes(app: App) {
 
   app.post('/api/auth/reset-password', {
     config: { rateBucket: 'auth' },
-    schema: { 'x-answer-message': 'Password updated; sign in with the new password', tags, summary: 'Set a new password with a reset token; ends every session of the user', security: [], body: Strict({ token: Type.String({ minLength: 1, maxLength: 512 }), password: Password }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Password updated; sign in with the new password', tags, summary: 'Set a new password with a reset token; ends every session of the user and revokes their API tokens', security: [], body: Strict({ token: Type.String({ minLength: 1, maxLength: 512 }), password: Password }), response: { 200: Message, ...errors } },
   }, async (request) => {
     const problem = passwordProblem(request.body.password);
     if (problem) throw validationError({ password: problem }); // checked first: a refused attempt keeps the token usable
     try {
-      await hashing.admit(() => auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } }));
+      const actor = await actorOf(app, request);
+      await resetRequest.run(actor, () => hashing.admit(() => auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } })));
     } catch (err) {
       if (err instanceof APIError) throw validationError({ token: 'is invalid, already used or expired' });
       throw err;
@@ -157,7 +173,7 @@ export default async function authRoutes(app: App) {
   app.post('/api/auth/change-password', {
     config: { rateBucket: 'auth' },
     onRequest: requireSession(app),
-    schema: { 'x-answer-message': 'Password changed', tags, summary: "Change the signed-in user's password; their other sessions end", body: Strict({ currentPassword: Password, newPassword: Password }), response: { 200: Message, ...errors } },
+    schema: { 'x-answer-message': 'Password changed', tags, summary: "Change the signed-in user's password; their other sessions end and their API tokens are revoked", body: Strict({ currentPassword: Password, newPassword: Password }), response: { 200: Message, ...errors } },
   }, async (request) => {
     const principal = await currentPrincipal(app, request);
     const problem = passwordProblem(request.body.newPassword);
@@ -168,8 +184,12 @@ export default async function authRoutes(app: App) {
       if (codeOf(err) === 'INVALID_PASSWORD') throw validationError({ currentPassword: 'is not the current password' });
       throw err;
     }
-    // Other sessions end; the calling one stays valid (Better Auth's own revocation would rotate it too).
-    await database.db.delete(sessions).where(and(eq(sessions.userId, principal.user.id), ne(sessions.id, principal.session.id)));
+    // Other sessions end; the calling one stays valid (Better Auth's own revocation would rotate it too). The user's API
+    // tokens are revoked, each audited.
+    await audited(database.db, await actorOf(app, request), async (work) => {
+      await work.tx.delete(sessions).where(and(eq(sessions.userId, principal.user.id), ne(sessions.id, principal.session.id)));
+      await revokeTokensOf(work, principal.user.id);
+    });
     return { message: 'Password changed' };
   });
 
@@ -253,6 +273,7 @@ export default async function authRoutes(app: App) {
       ({ headers } = await auth.api.verifyTOTP({ body: { code: request.body.code }, headers: authHeaders(request), returnHeaders: true }));
     } catch (err) {
       if (codeOf(err) === 'INVALID_CODE') throw validationError({ code: 'is not the current code of the authenticator' });
+      if (unreadableSecret(err)) throw conflict('This two-factor set-up can no longer be read: start again with POST /api/auth/two-factor/enable');
       throw err;
     }
     // The confirming code is spent too: it cannot sign in a second time (CONTRACT §13).

@@ -5,7 +5,7 @@ import { newToken, permissionsBeyond } from '../../auth/api-tokens.js';
 import { currentPrincipal, requireSession } from '../../auth/guard.js';
 import { clock } from '../../clock.js';
 import { equals } from '../../data/filters.js';
-import { audited, createAudited } from '../../data/mutations.js';
+import { audited, createAudited, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import { apiTokens, MODULES, users } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
@@ -38,6 +38,14 @@ export const apiTokenResource = defineResource({
     filters: { user_id: equals(apiTokens.user_id, Uuid()) },
   },
 });
+
+/**
+ * Revokes every API token of a user, each audited in `work`'s transaction: a new password (reset, change, an
+ * administrator's) ends them, so a token minted from a stolen session does not outlive the recovery. How many.
+ */
+export async function revokeTokensOf(work: Work, userId: string): Promise<number> {
+  return (await work.removeAll(apiTokenResource, eq(apiTokens.user_id, userId))).length;
+}
 
 const TokenPermission = Strict({ module: StringEnum(MODULES), can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean() });
 

@@ -18,7 +18,7 @@ import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { welcomeMail } from '../../mail/templates.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
-import { apiTokenResource } from './api-tokens.js';
+import { apiTokenResource, revokeTokensOf } from './api-tokens.js';
 import { moduleAccessResource } from './module-access.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -107,12 +107,13 @@ async function assertEmailFree(db: Executor, email: string, exceptId?: string) {
   if (taken) throw conflict('A user with this e-mail address already exists');
 }
 
-/** A new password for a user (hashed beforehand): their credential replaced, every session of theirs ended. */
+/** A new password for a user (hashed beforehand): their credential replaced, every session and API token of theirs ended. */
 async function replaceCredential(work: Work, id: string, passwordHash: string) {
   const changed = await work.tx.update(accounts).set({ password: passwordHash, updatedAt: clock.now() })
     .where(and(eq(accounts.userId, id), eq(accounts.providerId, 'credential'))).returning({ id: accounts.id });
   if (!changed.length) await work.tx.insert(accounts).values({ accountId: id, providerId: 'credential', userId: id, password: passwordHash });
   await work.tx.delete(sessions).where(eq(sessions.userId, id));
+  await revokeTokensOf(work, id);
 }
 
 /** The live user with this address, locked, or 404. */
@@ -230,7 +231,7 @@ export default async function userRoutes(app: App) {
     },
     update: {
       body: PartialStrict(UserInput),
-      summary: 'Update a user (only the fields sent; a new password ends their sessions)',
+      summary: 'Update a user (only the fields sent; a new password ends their sessions and revokes their API tokens)',
       // The new password is hashed here, before the transaction holds a connection or a lock.
       validate: async (body) => {
         if (body.password !== undefined) assertPassword(body.password);
