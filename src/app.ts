@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await background.settled();
     await mailer.close();
   });
-  // The API answers JSON; the only HTML page is the docs reference, whose inline scripts a strict CSP would block.
+  // The API answers JSON; the docs reference, the one page with scripts, sets its own policy (http/docs.ts).
   registerResponseHeaders(app, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
   registerValidation(app);
   registerErrorHandling(app);

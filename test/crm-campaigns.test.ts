@@ -111,6 +111,23 @@ describe('campaigns', () => {
     expect(smtp.to(subscribed[1]).filter((m) => m.headers.subject === `Explicit ${tag}`)).toHaveLength(1);
   });
 
+  test('an explicit recipient who never subscribed and follows the unsubscribe link is skipped by the next campaign', async () => {
+    const stranger = `stranger-${tag}@example.com`;
+    const first = await createCampaign({ recipients: [stranger], subject: `Stranger ${tag}` });
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${first}/send`, {})).statusCode).toBe(200);
+    await waitFor(() => smtp.to(stranger).length === 1, PATIENCE_MS, 'the stranger to get the campaign');
+    const link = smtp.to(stranger)[0].headers['list-unsubscribe'].match(/^<(.+)>$/)![1];
+    expect((await as(ctx, none).get(link.replace(ctx.config.baseUrl, ''))).json()).toEqual({ message: 'You have been unsubscribed' });
+    const kept = (await as(ctx, staff).get('/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.map((s: any) => s.email);
+    expect(kept).toContain(stranger);
+
+    const second = await createCampaign({ recipients: [stranger, subscribed[1]], subject: `Stranger again ${tag}` });
+    expect((await as(ctx, staff).post(`/api/crm/campaigns/${second}/send`, {})).statusCode).toBe(200);
+    await waitFor(async () => (await detail(second)).deliveries.sent === 1, PATIENCE_MS, 'the subscriber\'s delivery');
+    expect((await detail(second)).deliveries).toEqual({ total: 1, sent: 1, failed: 0, pending: 0 });
+    expect(smtp.to(stranger)).toHaveLength(1);
+  });
+
   test('scheduled: past is 400, future becomes sent at its time; unscheduling cancels', async () => {
     const id = await createCampaign({ subject: `Scheduled ${tag}` });
     const past = await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() - 1000).toISOString() });

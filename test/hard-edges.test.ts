@@ -194,6 +194,22 @@ describe('cost', () => {
       expect(res.statusCode, res.body).toBe(201);
     }
   });
+
+  test('such an article is read by the public and revalidated, and such content makes a campaign', async () => {
+    for (const [i, content] of ['!['.repeat(100_000), '['.repeat(200_000), '<'.repeat(200_000)].entries()) {
+      const slug = `pathological-${i}`;
+      const made = await as(ctx, staff).post('/api/cms/articles', { title: `Pathological ${i}`, slug, type: 'news', content, published: true, publish_date: '2020-01-01T00:00:00.000Z' });
+      expect(made.statusCode, made.body).toBe(201);
+      const read = await as(ctx, none).get(`/api/public/articles/${slug}`);
+      expect(read.statusCode).toBe(200);
+      expect(read.json().content).toBe(content);
+      expect(read.json().content_html).not.toMatch(/<a |<img /);
+      const again = await as(ctx, none).get(`/api/public/articles/${slug}`, { 'if-none-match': read.headers.etag as string });
+      expect(again.statusCode).toBe(304);
+      const campaign = await as(ctx, staff).post('/api/crm/campaigns', { name: `Pathological ${i}`, subject: 'News', content });
+      expect(campaign.statusCode, campaign.body).toBe(201);
+    }
+  });
 });
 
 describe('passwords', () => {

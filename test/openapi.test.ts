@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -90,4 +91,31 @@ test('GET /api/docs serves the interactive reference as HTML, pointing at the do
   expect(res.headers['content-type']).toMatch(/^text\/html/);
   expect(res.body).toMatch(/<html/i);
   expect(res.body).toContain('/api/openapi.json');
+});
+
+test('the reference page carries a Content-Security-Policy that admits its own scripts, and no others', async () => {
+  const res = await as(ctx, none).get('/api/docs/');
+  expect(res.statusCode).toBe(200);
+  const policy = String(res.headers['content-security-policy'] ?? '');
+  const directives = Object.fromEntries(policy.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+  const scriptSrc: string[] = directives['script-src'];
+  expect(scriptSrc).toContain("'self'");
+  expect(scriptSrc).not.toContain("'unsafe-inline'");
+  expect(scriptSrc).not.toContain("'unsafe-eval'");
+  expect(directives['object-src']).toEqual(["'none'"]);
+  expect(directives['frame-ancestors']).toEqual(["'self'"]);
+  // Every inline script of the page is allowed by its hash (so the page runs); external ones come from this origin.
+  const inline = [...res.body.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
+  expect(inline.length).toBeGreaterThan(1);
+  for (const [, attributes, text] of inline) {
+    const src = /\bsrc\s*=\s*"([^"]*)"/.exec(attributes)?.[1];
+    if (src !== undefined) {
+      expect(new URL(src, 'http://localhost:3000/api/docs/').origin).toBe('http://localhost:3000');
+      continue;
+    }
+    expect(text.trim()).not.toBe('');
+    expect(scriptSrc).toContain(`'sha256-${createHash('sha256').update(text).digest('base64')}'`);
+  }
+  // JSON answers are unchanged: no policy there.
+  expect((await as(ctx, none).get('/api/openapi.json')).headers['content-security-policy']).toBeUndefined();
 });

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { markdownRendering } from '../src/mail/markdown.js';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 import { make } from './factories.js';
 
@@ -62,6 +63,39 @@ test('article details carry their content as sanitised HTML as well (issue 15)',
   expect(detail.content_html).toContain('<a href="https://example.com/map">map</a>');
   // No script, no handler, no javascript: link (markdown-it leaves that one as plain text).
   expect(detail.content_html).not.toMatch(/<script|onerror|href="javascript:/i);
+});
+
+test('an article is rendered once per content: a second read and a revalidation (304) render nothing', async () => {
+  const { id } = await make.article(ctx, { title: 'Rendered Once', content: `# Once\n\n${Date.now()} *only*`, type: 'news', published: true }, staff);
+  const render = vi.spyOn(markdownRendering, 'render');
+  try {
+    const first = await as(ctx, none).get('/api/public/articles/rendered-once');
+    expect(first.statusCode).toBe(200);
+    expect(first.json().content_html).toContain('<em>only</em>');
+    expect(render).toHaveBeenCalledTimes(1);
+
+    const second = await as(ctx, none).get('/api/public/articles/rendered-once');
+    expect(second.json().content_html).toBe(first.json().content_html);
+    expect(second.headers.etag).toBe(first.headers.etag);
+    expect(render).toHaveBeenCalledTimes(1);
+    // Even with nothing cached, a revalidation is answered from the record alone.
+    markdownRendering.forget();
+    const revalidated = await as(ctx, none).get('/api/public/articles/rendered-once', { 'if-none-match': first.headers.etag as string });
+    expect(revalidated.statusCode).toBe(304);
+    expect(revalidated.body).toBe('');
+    expect(render).toHaveBeenCalledTimes(1);
+
+    // An edit is a new answer: a new ETag (the old one no longer matches) and one new rendering.
+    expect((await as(ctx, staff).patch(`/api/cms/articles/${id}`, { content: 'Now **bold**' })).statusCode).toBe(200);
+    const edited = await as(ctx, none).get('/api/public/articles/rendered-once', { 'if-none-match': first.headers.etag as string });
+    expect(edited.statusCode).toBe(200);
+    expect(edited.json().content_html).toContain('<strong>bold</strong>');
+    expect(edited.headers.etag).not.toBe(first.headers.etag);
+    expect(render).toHaveBeenCalledTimes(2);
+    expect(render).toHaveBeenLastCalledWith('Now **bold**');
+  } finally {
+    render.mockRestore();
+  }
 });
 
 test('careers and amenities', async () => {

@@ -21,6 +21,11 @@ async function subscribed(email: string) {
   const link = /^<(.+)>$/.exec(String(mail.headers!['List-Unsubscribe']))![1];
   return { mail, path: link.replace(ctx.config.baseUrl, '') };
 }
+/** The unsubscribe link a campaign mail to `email` carries (subscribed or not: campaigns may name any address). */
+const linkFor = (email: string) => {
+  const mail = recipientMail({ config: ctx.config, database: ctx.database }, { id: '019a0000-0000-7000-8000-000000000002', subject: 'News', content: 'Hello' }, '<p>Hello</p>', email);
+  return /^<(.+)>$/.exec(String(mail.headers!['List-Unsubscribe']))![1].replace(ctx.config.baseUrl, '');
+};
 const statusOf = async (email: string) =>
   (await as(ctx, staff).get('/api/crm/newsletters?limit=100')).json().data.find((s: { email: string }) => s.email === email)?.status;
 
@@ -100,5 +105,27 @@ describe('links outlive AUTH_SECRET', () => {
     const res = await as(ctx, none).get(`/api/public/newsletter/unsubscribe?token=${signUnsubscribeToken(ctx.config.authSecret, 'legacy@example.com')}`);
     expect(res.statusCode).toBe(200);
     expect(await statusOf('legacy@example.com')).toBe('unsubscribed');
+  });
+});
+
+describe('an address that never subscribed (an explicit campaign recipient)', () => {
+  test('its unsubscription is kept as an unsubscribed subscription, audited, and a second click changes nothing', async () => {
+    const email = 'never-subscribed@example.com';
+    const auditor = await createUser(ctx, { iam: 'r' });
+    const res = await as(ctx, none).get(linkFor(email), BROWSER);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain(`${email} will receive no more newsletters`);
+    const row = (await as(ctx, staff).get('/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.find((s: { email: string }) => s.email === email);
+    expect(row).toMatchObject({ email, status: 'unsubscribed' });
+    expect(row.unsubscribed_at).toBeTruthy();
+    const logs = (await as(ctx, auditor).get(`/api/iam/activity-logs?resource=newsletters&limit=100`)).json().data.filter((l: { resource_id: string }) => l.resource_id === row.id);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ action: 'create', changes: { before: {}, after: { email, status: 'unsubscribed' } } });
+
+    expect((await as(ctx, none).get(linkFor(email))).statusCode).toBe(200);
+    expect((await as(ctx, auditor).get(`/api/iam/activity-logs?resource=newsletters&limit=100`)).json().data.filter((l: { resource_id: string }) => l.resource_id === row.id)).toHaveLength(1);
+    // Subscribing later (the public form) still works: the address is subscribed again.
+    expect((await as(ctx, none).post('/api/public/newsletter', { email })).statusCode).toBe(200);
+    expect(await statusOf(email)).toBe('subscribed');
   });
 });

@@ -179,3 +179,36 @@ describe('uploads', () => {
     expect(stored().some((name) => name.endsWith('.part'))).toBe(false);
   });
 });
+
+describe('the pixel limit counts every frame of an animation', () => {
+  let small: TestContext;
+  let editor: Awaited<ReturnType<typeof createUser>>;
+  beforeAll(async () => {
+    small = await createTestApp({ UPLOAD_MAX_PIXELS: '10000' });
+    editor = await createUser(small, { cms: 'w' });
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  /** An animation of `colours` frames of 80×80 (6,400 pixels each), in `format` (one frame: a still image). */
+  const animation = async (format: 'gif' | 'webp', colours: number) => {
+    const frames = await Promise.all(Array.from({ length: colours }, (_, i) =>
+      sharp({ create: { width: 80, height: 80, channels: 3, background: { r: 80 * i, g: 200 - 60 * i, b: 40 } } }).png().toBuffer()));
+    return (frames.length > 1 ? sharp(frames, { join: { animated: true } }) : sharp(frames[0]))[format]().toBuffer();
+  };
+  const send = (content: Buffer) =>
+    as(small, none, { headers: { ...editor.headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } }).post('/api/uploads', multipart(content));
+
+  test.each(['gif', 'webp'] as const)('%s: three frames of 80×80 (19,200 pixels) over a 10,000 limit → 400 details.file; one frame → 201', async (format) => {
+    const three = await animation(format, 3);
+    expect((await sharp(three, { animated: true }).metadata()).pages).toBe(3);
+    const before = readdirSync(small.config.uploadDir).length;
+    const refused = await send(three);
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.json()).toMatchObject({ error: 'Validation error', details: { file: expect.stringMatching(/^is too large/) } });
+    expect(readdirSync(small.config.uploadDir).length).toBe(before);
+    const one = await send(await animation(format, 1));
+    expect(one.statusCode, one.body).toBe(201);
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import markdownIt from 'markdown-it';
 import type { Token } from 'markdown-it';
 import sanitizeHtml from 'sanitize-html';
@@ -8,13 +9,75 @@ import sanitizeHtml from 'sanitize-html';
  */
 const markdown = markdownIt({ html: true, linkify: false, maxNesting: 100 });
 
+/**
+ * Inline nesting (emphasis, links inside link text) is bounded more tightly than block nesting: an unclosed `[` or
+ * `![` makes markdown-it's link rule look for its label through every nested `[` down to `maxNesting` levels, so a
+ * run of them costs characters × maxNesting (200,000 characters of `![`: ~0.65 s at 100 levels, ~0.15 s at 20,
+ * CommonMark's own preset value). Deeper inline nesting than this stays text.
+ */
+const INLINE_NESTING = 20;
+const parseInline = markdown.inline.parse.bind(markdown.inline);
+markdown.inline.parse = (src, md, env, tokens) => {
+  const blockNesting = md.options.maxNesting;
+  md.options.maxNesting = INLINE_NESTING;
+  try {
+    parseInline(src, md, env, tokens);
+  } finally {
+    md.options.maxNesting = blockNesting;
+  }
+};
+
 /** Deeper structure than this is refused (CONTRACT §13); markdown-it would silently stop rendering at `maxNesting`. */
 export const MAX_MARKDOWN_NESTING = 50;
 
-/** Markdown → sanitised HTML, safe to put in an e-mail. */
+const SANITIZE: sanitizeHtml.IOptions = { allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'h1', 'h2'], allowedSchemes: ['http', 'https', 'mailto'] };
+
+/** Rendered HTML kept by the content's hash: at most this many characters of HTML in all. */
+const CACHE_BUDGET = 16 * 1024 * 1024;
+const rendered = new Map<string, string>();
+let cachedChars = 0;
+
+/**
+ * The one place Markdown is rendered: called only when the cache below has no answer for the content. An object, so
+ * tests can count renders (`vi.spyOn(markdownRendering, 'render')`) and start from an empty cache (`forget`).
+ */
+export const markdownRendering = {
+  render(content: string): string {
+    return sanitizeHtml(markdown.render(content), SANITIZE);
+  },
+  forget() {
+    rendered.clear();
+    cachedChars = 0;
+  },
+};
+
+/** The cache key of `content`: its hash, so an edited record (or the same text elsewhere) is never served stale. */
+const keyOf = (content: string) => createHash('sha256').update(content).digest('base64url');
+
+/**
+ * Markdown → sanitised HTML, safe to put in an e-mail or a page. Rendered once per distinct content: a published
+ * article read again, or a campaign's content checked then sent, reuses the first rendering (least recently used
+ * entries go first once the cache holds `CACHE_BUDGET` characters).
+ */
 export function renderMarkdown(content: string): string {
-  const html = markdown.render(content);
-  return sanitizeHtml(html, { allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'h1', 'h2'], allowedSchemes: ['http', 'https', 'mailto'] });
+  const key = keyOf(content);
+  const hit = rendered.get(key);
+  if (hit !== undefined) {
+    rendered.delete(key);
+    rendered.set(key, hit);
+    return hit;
+  }
+  const html = markdownRendering.render(content);
+  if (html.length <= CACHE_BUDGET / 4) {
+    rendered.set(key, html);
+    cachedChars += html.length;
+    for (const [oldest, value] of rendered) {
+      if (cachedChars <= CACHE_BUDGET) break;
+      rendered.delete(oldest);
+      cachedChars -= value.length;
+    }
+  }
+  return html;
 }
 
 /** The deepest nesting level of a token tree (block and inline), without recursion. */
@@ -30,8 +93,21 @@ function deepest(tokens: Token[]): number {
   return max;
 }
 
+/** Answers of `markdownProblem` by content hash (a campaign's content is checked on create, on send and on delivery). */
+const problems = new Map<string, string | null>();
+const PROBLEMS_KEPT = 1000;
+
 /** Why `content` cannot be rendered as a whole, or null when it can. */
 export function markdownProblem(content: string): string | null {
+  const key = keyOf(content);
+  if (problems.has(key)) return problems.get(key)!;
+  const problem = findProblem(content);
+  if (problems.size >= PROBLEMS_KEPT) problems.delete(problems.keys().next().value!);
+  problems.set(key, problem);
+  return problem;
+}
+
+function findProblem(content: string): string | null {
   try {
     if (deepest(markdown.parse(content, {})) > MAX_MARKDOWN_NESTING) return `is nested more than ${MAX_MARKDOWN_NESTING} levels deep (quotes, lists or emphasis), which cannot be rendered`;
     return null;

@@ -70,7 +70,8 @@ async function output(image: Sharp): Promise<Encoded> {
  * Reads an uploaded image (a file path) of the detected type `ext` and makes what is served of it: the original
  * upright (EXIF orientation applied) and without metadata (no EXIF, GPS, XMP, comments; colours converted to sRGB),
  * re-encoded in its own format; and WebP variants at each of VARIANT_WIDTHS narrower than it (never enlarged).
- * Refuses (ImageRefused) an image of more than `maxPixels` pixels before decoding it, and one that cannot be decoded.
+ * Refuses (ImageRefused) an image of more than `maxPixels` pixels (an animation: all its frames together) before
+ * decoding it, and one that cannot be decoded.
  */
 export function processImage(file: string, ext: string, maxPixels: number): Promise<ProcessedImage> {
   return images.run(async () => {
@@ -82,9 +83,16 @@ export function processImage(file: string, ext: string, maxPixels: number): Prom
     } catch (err) {
       throw refusal(err);
     }
-    const pixels = (meta.width ?? 0) * (meta.height ?? 0);
     if (!meta.width || !meta.height) throw new ImageRefused('could not be read as an image');
-    if (pixels > maxPixels) throw new ImageRefused(`is too large: ${meta.width}×${meta.height} pixels, at most ${maxPixels} pixels are accepted`);
+    // Every frame of an animation is decoded, re-encoded and resized for each variant: all of them count. Opened as
+    // an animation, `height` is that of the frames stacked; `pageHeight` is one frame's.
+    const frames = animated ? Math.max(1, meta.pages ?? 1) : 1;
+    const frameHeight = animated && frames > 1 ? (meta.pageHeight ?? Math.ceil(meta.height / frames)) : meta.height;
+    const pixels = meta.width * frameHeight * frames;
+    if (pixels > maxPixels) {
+      const size = `${meta.width}×${frameHeight} pixels`;
+      throw new ImageRefused(`is too large: ${frames > 1 ? `${frames} frames of ${size}` : size}, at most ${maxPixels} pixels are accepted`);
+    }
     try {
       // sharp writes no metadata unless asked to (keepMetadata/withMetadata): the output carries none.
       const original = await output(encode(open().autoOrient(), ext));

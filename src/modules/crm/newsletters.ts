@@ -89,11 +89,20 @@ export function subscribe(db: Db, actor: Actor, email: string, name?: string | n
   });
 }
 
-/** Unsubscribes an address (the link in campaign e-mails); unknown or already unsubscribed addresses change nothing. */
+/**
+ * Unsubscribes an address (the link in campaign e-mails). A campaign may be sent to an address that never subscribed
+ * (explicit recipients): its unsubscription is kept all the same, as a new `unsubscribed` row (both times now), so
+ * the next campaign naming it skips it. An address already unsubscribed changes nothing. Audited.
+ */
 export function unsubscribe(db: Db, actor: Actor, email: string) {
+  const address = email.trim().toLowerCase();
   return audited(db, actor, async (work) => {
-    const [current] = await work.tx.select().from(subscriptions).where(eq(subscriptions.email, email)).for('update');
-    if (current && current.status !== 'unsubscribed') await changeSubscription(work, current.id, { status: 'unsubscribed' });
+    const now = clock.now();
+    const [inserted] = await work.tx.insert(subscriptions).values({ email: address, status: 'unsubscribed', subscribed_at: now, unsubscribed_at: now })
+      .onConflictDoNothing().returning();
+    if (inserted) return void (await work.audit({ action: 'create', resource: newsletterResource, id: inserted.id, after: inserted }));
+    const [current] = await work.tx.select().from(subscriptions).where(eq(subscriptions.email, address)).for('update');
+    if (current.status !== 'unsubscribed') await changeSubscription(work, current.id, { status: 'unsubscribed' });
   });
 }
 

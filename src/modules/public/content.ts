@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import etag from '@fastify/etag';
 import { clock } from '../../clock.js';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
@@ -37,7 +38,21 @@ type Published = {
   hiddenFilters?: string[];
   /** Adds to a detail (a project's galleries). */
   complete?: (db: Executor, row: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /**
+   * Adds what is derived from the detail alone and costly (an article's rendered HTML): done after the ETag is
+   * decided from the rest, so a revalidation that ends in 304 never pays for it.
+   */
+  derive?: (answer: Record<string, unknown>) => Record<string, unknown>;
 };
+
+/**
+ * The ETag of a detail whose derived fields are left out: they follow from the rest, so the rest names the answer
+ * (the derivation's version is part of it, for when the rendering changes). Weak, as the plugin's own.
+ */
+const DERIVED_VERSION = 'markdown-1';
+const etagOf = (answer: Record<string, unknown>) => `W/"${createHash('sha1').update(DERIVED_VERSION).update(JSON.stringify(answer)).digest('base64')}"`;
+const matches = (ifNoneMatch: string | undefined, etag: string) =>
+  !!ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || `W/${tag.trim()}` === etag || tag.trim() === '*');
 
 /** Only records that are published with a publish date that has come (CONTRACT §9). */
 const visible = (p: Publishing, now: Date) => allOf([is.equal(p.published, true), is.onOrBefore(p.publishDate, now)])!;
@@ -70,7 +85,11 @@ function registerPublished(app: App, p: Published) {
     if (!row) throw notFound('Published record');
     reply.header('cache-control', CACHE_CONTROL);
     const [answer] = await withResourceImages(db, app.config.baseUrl, p.resource, [p.complete ? await p.complete(db, row) : row]);
-    return answer;
+    if (!p.derive) return answer;
+    const etag = etagOf(answer);
+    reply.header('etag', etag);
+    if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+    return p.derive(answer);
   });
 }
 
@@ -94,7 +113,7 @@ export default async function publicContentRoutes(app: App) {
   registerPublished(app, {
     path: '/api/public/articles', resource: articleResource, publishing: articlePublishing, ListItem: ArticleListItem, Detail: PublicArticleDetail,
     detailView: publicArticleDetailView, hiddenFilters: ['published'],
-    complete: async (_db, row) => ({ ...row, content_html: renderMarkdown(String(row.content ?? '')) }),
+    derive: (answer) => ({ ...answer, content_html: renderMarkdown(String(answer.content ?? '')) }),
   });
   registerPublished(app, {
     path: '/api/public/careers', resource: careerResource, publishing: careerPublishing, ListItem: CareerListItem, Detail: CareerDetail,
