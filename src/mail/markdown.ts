@@ -1,31 +1,10 @@
 import { createHash } from 'node:crypto';
-import markdownIt from 'markdown-it';
 import type { Token } from 'markdown-it';
 import sanitizeHtml from 'sanitize-html';
+import { boundedMarkdown } from './markdown-engine.js';
 
-/**
- * markdown-it: time linear in the input whatever it holds (marked is quadratic on runs of `_a`), and its nesting is
- * bounded (`maxNesting`), so no content can exhaust the stack. Raw HTML passes through to the sanitiser, as before.
- */
-const markdown = markdownIt({ html: true, linkify: false, maxNesting: 100 });
-
-/**
- * Inline nesting (emphasis, links inside link text) is bounded more tightly than block nesting: an unclosed `[` or
- * `![` makes markdown-it's link rule look for its label through every nested `[` down to `maxNesting` levels, so a
- * run of them costs characters × maxNesting (200,000 characters of `![`: ~0.65 s at 100 levels, ~0.15 s at 20,
- * CommonMark's own preset value). Deeper inline nesting than this stays text.
- */
-const INLINE_NESTING = 20;
-const parseInline = markdown.inline.parse.bind(markdown.inline);
-markdown.inline.parse = (src, md, env, tokens) => {
-  const blockNesting = md.options.maxNesting;
-  md.options.maxNesting = INLINE_NESTING;
-  try {
-    parseInline(src, md, env, tokens);
-  } finally {
-    md.options.maxNesting = blockNesting;
-  }
-};
+/** The renderer every e-mail and page uses (and the console's preview): see markdown-engine.ts. */
+const markdown = boundedMarkdown();
 
 /** Deeper structure than this is refused (CONTRACT §13); markdown-it would silently stop rendering at `maxNesting`. */
 export const MAX_MARKDOWN_NESTING = 50;

@@ -1,10 +1,10 @@
 import { Box } from '@mui/material';
 import DOMPurify from 'dompurify';
-import markdownIt from 'markdown-it';
 import { useMemo } from 'react';
+import { boundedMarkdown } from '../../../src/mail/markdown-engine.js';
 
-/** The server's renderer and settings (src/mail/markdown.ts): the preview shows what the e-mail will hold. */
-const markdown = markdownIt({ html: true, linkify: false, maxNesting: 100 });
+/** The server's renderer and settings: the preview shows what the e-mail will hold. */
+const markdown = boundedMarkdown();
 
 /** Markdown as the campaign e-mail renders it (markdown-it, then sanitised), for the editor's preview. */
 export function MarkdownPreview({ markdown: source, label = 'Preview' }: { markdown: string; label?: string }) {
