@@ -169,8 +169,9 @@ describe('the resource\'s own rules decide', () => {
   });
 
   test('a reference that no longer exists is a 400 naming the field (a lead\'s assignee deleted since)', async () => {
-    const agent = await make.user(ctx);
-    const other = await make.user(ctx);
+    // Agents: a lead is assigned only to users who may read the crm.
+    const agent = await createUser(ctx, { crm: 'rw' });
+    const other = await createUser(ctx, { crm: 'rw' });
     const lead = await make.lead(ctx, { assigned_to: agent.id });
     await as(ctx, admin).patch(`/api/crm/leads/${lead.id}`, { assigned_to: other.id });
     const entry = await newestEntry('/api/crm/leads', lead.id);

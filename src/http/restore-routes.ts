@@ -11,6 +11,7 @@ import { detailsFromAjv } from './errors.js';
 import { named, pascal } from './openapi.js';
 import { errorResponses, Strict, StringEnum, Uuid } from './schemas.js';
 import { compileBodyValidator } from './validation.js';
+import { historyWithoutHidden } from './record-walls.js';
 
 /** How an update runs as a restore: the entry it restores, and whether it is only tried (rolled back). */
 export type RestoreOptions = { from: string; dryRun: boolean };
@@ -68,6 +69,8 @@ export function historyRestoreRoute(app: App, resource: Resource, path: string, 
     const { body, skipped } = restoreBody(entry, request.body.to ?? 'before', settable, resource.label);
     if (!validate(body)) throw validationError(detailsFromAjv(validate.errors as never));
     const { changes } = await change(request, id, body as never, { from: logId, dryRun });
-    return { message: dryRun ? `${resource.label} not changed (dry run)` : `${resource.label} restored`, changes: (changes as Changes | undefined) ?? { before: {}, after: {} }, skipped };
+    // As the record's history shows it: no id of a record outside the caller's scope.
+    const [shown] = await historyWithoutHidden(db, resource, [{ changes: (changes as Changes | undefined) ?? { before: {}, after: {} } }], (target) => recordScope(app, request, target));
+    return { message: dryRun ? `${resource.label} not changed (dry run)` : `${resource.label} restored`, changes: shown.changes, skipped };
   });
 }
