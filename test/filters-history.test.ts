@@ -66,7 +66,7 @@ describe('several values for an enum filter', () => {
   });
 
   test('other lists take several values too (activity logs by action)', async () => {
-    const res = await as(ctx, await createUser(ctx, { iam: 'r' })).get('/api/iam/activity-logs?action=update,delete&resource=leads');
+    const res = await as(ctx, await createUser(ctx, { iam: 'r', crm: 'r' })).get('/api/iam/activity-logs?action=update,delete&resource=leads');
     expect(res.statusCode).toBe(200);
     expect(res.json().data.map((log: { action: string }) => log.action)).toEqual(['update', 'update']);
   });

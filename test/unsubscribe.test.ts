@@ -111,7 +111,8 @@ describe('links outlive AUTH_SECRET', () => {
 describe('an address that never subscribed (an explicit campaign recipient)', () => {
   test('its unsubscription is kept as an unsubscribed subscription, audited, and a second click changes nothing', async () => {
     const email = 'never-subscribed@example.com';
-    const auditor = await createUser(ctx, { iam: 'r' });
+    // crm read too: the activity log shows crm entries only to those who may read every crm record.
+    const auditor = await createUser(ctx, { iam: 'r', crm: 'r' });
     const res = await as(ctx, none).get(linkFor(email), BROWSER);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain(`${email} will receive no more newsletters`);
