@@ -29,7 +29,7 @@ import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
 import { loadUnsubscribeSecret } from './modules/crm/unsubscribe-token.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
-import { preferenceRoutes } from './modules/crm/tasks.js';
+import { preferenceRoutes } from './modules/iam/preferences.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
