@@ -8,7 +8,7 @@ import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/s
 import { audited } from '../data/mutations.js';
 import { conflict, unauthorized, validationError } from '../errors.js';
 import { actorOf } from '../http/actor.js';
-import { revokeTokensOf } from '../modules/iam/api-tokens.js';
+import { revokeTokensOf } from '../modules/iam/api-token-resource.js';
 import { named } from '../http/openapi.js';
 import { Email, ErrorBody, GenericError, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
 import { authHeaders, resetRequest } from './auth.js';

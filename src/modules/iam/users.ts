@@ -18,7 +18,7 @@ import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { welcomeMail } from '../../mail/templates.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
-import { apiTokenResource, revokeTokensOf } from './api-tokens.js';
+import { apiTokenResource, revokeTokensOf } from './api-token-resource.js';
 import { moduleAccessResource } from './module-access.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
