@@ -9,9 +9,9 @@ import { recordScope } from '../../auth/guard.js';
 import { errorResponses, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { deliveryCounts, Deliveries } from './campaigns.js';
 import { inquiryResource } from './inquiries.js';
-import { leadResource } from './leads.js';
+import { leadResource } from './lead-resource.js';
 import { newsletterResource } from './newsletters.js';
-import { reservationResource } from './reservations.js';
+import { reservationResource } from './reservation-resource.js';
 import { named } from '../../http/openapi.js';
 
 /** The longest range `new_per_day` covers: a year, one figure per day. */

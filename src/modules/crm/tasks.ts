@@ -10,8 +10,8 @@ import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { inquiryResource } from './inquiries.js';
-import { leadResource } from './leads.js';
-import { reservationResource } from './reservations.js';
+import { leadResource } from './lead-resource.js';
+import { reservationResource } from './reservation-resource.js';
 import { requireAssignee, UserRef, userRefFields } from './shared.js';
 
 /**
