@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { APIError } from 'better-auth/api';
 import { and, eq, lt, ne } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Executor } from '../db/client.js';
 import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
 import { audited } from '../data/mutations.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { findOne } from '../../data/list.js';

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { clock } from '../../clock.js';
 import { inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { audited } from '../../data/mutations.js';
 import { CAMPAIGN_STATUSES, campaignDeliveries } from '../../db/schema/index.js';
 import { conflict, validationError } from '../../errors.js';

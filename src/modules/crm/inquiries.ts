@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import type { Actor } from '../../data/actor.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { createAudited } from '../../data/mutations.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { audited, type Patch, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';

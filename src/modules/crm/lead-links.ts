@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { findOne, type ScopeOption } from '../../data/list.js';
 import { audited, type Work } from '../../data/mutations.js';

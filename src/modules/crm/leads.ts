@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { LEAD_SOURCES, LEAD_STATUSES } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import type { Work } from '../../data/mutations.js';
 import { inventoryUnits, PAYMENT_STATUSES, projects, RESERVATION_STATUSES, reservations } from '../../db/schema/index.js';
 import { conflict, validationError } from '../../errors.js';

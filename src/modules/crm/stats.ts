@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { asc, desc, eq, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { clock } from '../../clock.js';
 import { byValue, countsBy, dayCount, daysBetween, perValue } from '../../data/stats.js';
 import { campaigns, INQUIRY_STATUSES, inventoryUnits, LEAD_SOURCES, LEAD_STATUSES, projects, RESERVATION_STATUSES, SUBSCRIPTION_STATUSES, UNIT_STATUSES } from '../../db/schema/index.js';

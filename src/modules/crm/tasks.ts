@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { eq, isNotNull } from 'drizzle-orm';
 import { alias, type PgColumn } from 'drizzle-orm/pg-core';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { clock } from '../../clock.js';
 import { equals, type Filter, is, several } from '../../data/filters.js';
 import { defineResource } from '../../data/resource.js';

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { type SQL, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { several } from '../../data/filters.js';
 import { findOne } from '../../data/list.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { count, eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { newToken, permissionsBeyond } from '../../auth/api-tokens.js';
 import { currentPrincipal, requireSession } from '../../auth/guard.js';
 import { clock } from '../../clock.js';

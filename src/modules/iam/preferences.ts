@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { currentPrincipal, requireSession } from '../../auth/guard.js';
 import { clock } from '../../clock.js';
 import { audited } from '../../data/mutations.js';

@@ -3,7 +3,7 @@ import { clock } from '../../clock.js';
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { generatePassword, insertUserWithPassword } from '../../auth/accounts.js';
 import { bcryptHasher, passwordProblem } from '../../auth/passwords.js';
 import type { Config } from '../../config.js';
