@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -29,13 +29,15 @@ import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
 import { loadUnsubscribeSecret } from './modules/crm/unsubscribe-token.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
-import { preferenceRoutes } from './modules/crm/tasks.js';
+import { preferenceRoutes } from './modules/iam/preferences.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
+import type { App } from './types.js';
 import './types.js';
 
-export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+/** The service's Fastify instance; declared in types.ts, beside its decorations, so that routes need not import this file. */
+export type { App } from './types.js';
 
 export type AppDeps = {
   config: Config;

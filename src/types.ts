@@ -1,3 +1,5 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Auth } from './auth/auth.js';
 import type { TokenUse } from './auth/api-tokens.js';
@@ -10,6 +12,9 @@ import type { Metrics } from './http/metrics.js';
 import type { Jobs } from './jobs/registry.js';
 import type { Mailer } from './mail/mailer.js';
 import type { BackgroundWork } from './background.js';
+
+/** The service's Fastify instance (built by app.ts): its schemas are TypeBox, its decorations below. */
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { changesSince } from '../src/data/changes.js';
 import { anyChangeSince } from '../src/data/page-cache.js';
-import { leadResource } from '../src/modules/crm/leads.js';
+import { leadResource } from '../src/modules/crm/lead-resource.js';
 import { createTestApp, type TestContext } from './helpers.js';
 
 // Issue 22: list statements are prepared once per connection and PostgreSQL keeps their generic plan. Planned while the

@@ -163,7 +163,7 @@ test('records formatted by PostgreSQL are byte for byte those of the JavaScript 
 test.runIf(!!process.env.DATABASE_URL)('PostgreSQL: COPY ranges carry every row once in order, values as literals, and an abandoned export frees its connection', async () => {
   const { leads } = await import('../src/db/schema/index.js');
   const { exportColumns, exportCsv: exportRecords } = await import('../src/data/export.js');
-  const { leadResource } = await import('../src/modules/crm/leads.js');
+  const { leadResource } = await import('../src/modules/crm/lead-resource.js');
   // Two ranges and a tail, with created_at ties across the range boundary (the id breaks them).
   const early = new Date('2026-01-01T00:00:00.123Z');
   const late = new Date('2026-02-01T00:00:00.000Z');

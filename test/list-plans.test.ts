@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ListRunner } from '../src/data/list.js';
 import type { Executor } from '../src/db/client.js';
 import * as schema from '../src/db/schema/index.js';
-import { leadResource } from '../src/modules/crm/leads.js';
+import { leadResource } from '../src/modules/crm/lead-resource.js';
 import { as, createTestApp, createUser, type TestContext } from './helpers.js';
 
 // Issue 22: a page's statement with its LIMIT and OFFSET as parameters was planned anew on every execution (PostgreSQL

@@ -1,7 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { clock } from '../src/clock.js';
-import { purgeTrash, trashPurge } from '../src/data/trash.js';
+import { purgeTrash } from '../src/data/trash.js';
+import { trashPurge } from '../src/jobs/trash-purge.js';
 import { activityLogs, moduleAccess } from '../src/db/schema/index.js';
 import { usageOf } from '../src/media/library.js';
 import { adminOf, make } from './factories.js';

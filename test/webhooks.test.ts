@@ -9,7 +9,7 @@ import { SYSTEM } from '../src/data/actor.js';
 import { audited } from '../src/data/mutations.js';
 import { declaredResources } from '../src/data/resource.js';
 import { webhookDeliveries, webhookEndpoints } from '../src/db/schema/index.js';
-import { leadResource } from '../src/modules/crm/leads.js';
+import { leadResource } from '../src/modules/crm/lead-resource.js';
 import { isPrivateAddress } from '../src/webhooks/address.js';
 import { dispatcherOf } from '../src/webhooks/dispatcher.js';
 import { EVENT_TYPES, RESOURCE_EVENTS, RESOURCES_WITHOUT_EVENTS } from '../src/webhooks/events.js';

@@ -8,6 +8,7 @@ import { LoginPage } from './auth/LoginPage';
 import { GenericCreate, GenericEdit, GenericList, GenericShow, screen } from './lazy';
 import { Layout } from './layout/Layout';
 import { RESOURCES } from './resources/declarations';
+import { ownScreensOf } from './screens/registry';
 import { theme } from './theme';
 
 const Dashboard = screen(lazy(() => import('./dashboard/Dashboard')));
@@ -18,9 +19,9 @@ const Pipeline = screen(lazy(() => import('./workspace/PipelineBoard')));
 const Availability = screen(lazy(() => import('./workspace/AvailabilityBoard')));
 const Trash = screen(lazy(() => import('./undo/TrashPage')));
 
-// One <Resource> per declaration; a screen of its own replaces the generic one where the product differs.
+// One <Resource> per declaration; a screen of its own (screens/registry.ts) replaces the generic one where the product differs.
 const resources = RESOURCES.map((spec) => {
-  const own = spec.screens ?? {};
+  const own = ownScreensOf(spec.name).screens ?? {};
   return (
     <Resource
       key={spec.name}

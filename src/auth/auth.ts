@@ -13,7 +13,7 @@ import { accounts, sessions, twoFactors, userColumns, verifications } from '../d
 import type { BackgroundWork } from '../background.js';
 import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/templates.js';
-import { revokeTokensOf } from '../modules/iam/api-tokens.js';
+import { revokeTokensOf } from '../modules/iam/api-token-resource.js';
 import { bcryptHasher } from './passwords.js';
 
 /** The request a password reset comes from (its IP and agent), for the audit of what the reset revokes. */

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import { allOf } from '../data/filters.js';
 import { ownersScope, type ScopeOption } from '../data/list.js';
 import { ownersWith, recordScopeOf, type RecordScopeOf } from '../data/owners.js';

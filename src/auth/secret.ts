@@ -6,7 +6,7 @@ import { SYSTEM } from '../data/actor.js';
 import { audited } from '../data/mutations.js';
 import type { Database, Executor } from '../db/client.js';
 import { serviceSettings, sessions, twoFactors } from '../db/schema/index.js';
-import { apiTokenResource } from '../modules/iam/api-tokens.js';
+import { apiTokenResource } from '../modules/iam/api-token-resource.js';
 
 const KEY = 'auth_secret_fingerprint';
 

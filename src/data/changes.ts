@@ -2,7 +2,6 @@ import { getTableColumns, lt, type Placeholder, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { changeLog } from '../db/schema/index.js';
-import { defineJob } from '../jobs/registry.js';
 
 /**
  * A PostgreSQL snapshot (`pg_current_snapshot()`): transactions below `xmin` are visible, from `xmax` on they are not,
@@ -63,9 +62,6 @@ export const CHANGE_LOG_RETENTION_MS = 60 * 60 * 1000;
 export async function pruneChangeLog(db: Executor, olderThanMs = CHANGE_LOG_RETENTION_MS) {
   await db.delete(changeLog).where(lt(changeLog.created_at, new Date(Date.now() - olderThanMs)));
 }
-
-/** Keeps the change log short. */
-export const changeLogPrune = defineJob('change-log-prune', async (_data, { database }) => pruneChangeLog(database.db), { schedule: '*/10 * * * *' });
 
 /** A predicate's answer as a weight: true counts 1, false 0, "cannot tell" nothing. */
 export const weightOf = (answer: boolean | undefined) => (answer === undefined ? undefined : answer ? 1 : 0);

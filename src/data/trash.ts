@@ -4,7 +4,6 @@ import { clock } from '../clock.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { type ChangedRow, type ModuleName, trash, type TrashedRow } from '../db/schema/index.js';
 import { ApiError, notFound } from '../errors.js';
-import { defineJob } from '../jobs/registry.js';
 import type { Actor } from './actor.js';
 import { keyOf, type Predicate } from './filters.js';
 import { audited, type Work } from './mutations.js';
@@ -288,9 +287,3 @@ export async function purgeTrash(db: Executor, days: number): Promise<number> {
   }
   return purged;
 }
-
-/** The daily purge of the trash. */
-export const trashPurge = defineJob('trash-purge', async (_data, { database, config, log }) => {
-  const purged = await purgeTrash(database.db, config.trashRetentionDays);
-  if (purged) log.info({ purged }, 'trash purged');
-}, { schedule: '23 3 * * *' });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import { bearerMatches } from '../auth/bearer-secret.js';
 import type { Database } from '../db/client.js';
 import { unauthorized } from '../errors.js';

@@ -1,6 +1,6 @@
 import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import { recordScope } from '../auth/guard.js';
 import type { Actor } from '../data/actor.js';
 import { exportColumns, exportCsv } from '../data/export.js';

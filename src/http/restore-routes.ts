@@ -1,6 +1,6 @@
 import { type TObject, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import { keepsTrash } from '../data/trash.js';
 import { recordScope } from '../auth/guard.js';
 import { findOne } from '../data/list.js';

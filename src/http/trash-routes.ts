@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq, sql } from 'drizzle-orm';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import { ownersOf } from '../auth/guard.js';
 import { clock } from '../clock.js';
 import { allOf, anyOf, equals, is } from '../data/filters.js';

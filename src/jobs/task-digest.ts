@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import { crmTasks, leads, moduleAccess, taskDigests, userPreferences, users } from '../db/schema/index.js';
 import { type DigestTask, taskDigestMail } from '../mail/task-digest.js';
 import { localDay } from '../modules/crm/tasks.js';
-import { leadResource } from '../modules/crm/leads.js';
+import { leadResource } from '../modules/crm/lead-resource.js';
 import { ownersOfUser } from '../data/owners.js';
 import { ownedBy } from '../data/resource.js';
 import { defineJob, type Services } from './registry.js';

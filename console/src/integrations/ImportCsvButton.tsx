@@ -3,14 +3,8 @@ import UploadFileIcon from '@mui/icons-material/UploadFile';
 import { Box, Button, Stack, Typography } from '@mui/material';
 import { lazy, Suspense } from 'react';
 import { CreateButton, useCanAccess } from 'react-admin';
+import { IMPORT_PATHS } from '../resources/integrations';
 import type { ResourceSpec } from '../resources/types';
-
-/** The lists a CSV can be imported into, and where (README "Import"). */
-export const IMPORT_PATHS: Record<string, string> = {
-  leads: '/api/crm/leads/import',
-  inventory: '/api/crm/inventory/import',
-  newsletters: '/api/crm/newsletters/import',
-};
 
 const ImportDialog = lazy(() => import('./ImportDialog'));
 

@@ -8,7 +8,7 @@ import { useNavigate } from 'react-router-dom';
 import { exportUrl } from '../api/dataProvider';
 import { api, detailsText } from '../api/http';
 import type { ResourceSpec } from '../resources/types';
-import { IMPORT_PATHS } from './ImportCsvButton';
+import { IMPORT_PATHS } from '../resources/integrations';
 import { RowErrorTable, type RowError } from './RowErrorTable';
 
 type DryRun = { total_rows: number; valid_rows: number; duplicate_rows: number; invalid_rows: number; errors: RowError[]; errors_truncated: boolean };

@@ -13,7 +13,6 @@ import PeopleIcon from '@mui/icons-material/People';
 import PoolIcon from '@mui/icons-material/Pool';
 import ViewModuleIcon from '@mui/icons-material/ViewModule';
 import WorkIcon from '@mui/icons-material/Work';
-import { lazy } from 'react';
 import { imports, webhooks } from './integrations';
 import type { FieldSpec, ResourceSpec } from './types';
 
@@ -77,7 +76,6 @@ const projects: ResourceSpec = {
     { source: 'type', label: 'Type', type: 'select', choices: PROJECT_TYPES, multiple: true },
   ],
   // The gallery, and a link to the project's availability board (console/src/workspace).
-  showExtras: lazy(() => import('../workspace/ProjectExtras')),
 };
 
 const articles: ResourceSpec = {
@@ -171,7 +169,6 @@ const leads: ResourceSpec = {
     { source: 'assigned_to', label: 'Assigned to', type: 'ref', ref: { resource: 'users', text: 'name' } },
   ],
   // The lead's workspace under its fields: quick actions, timeline, follow-ups, reservations and inquiries.
-  showExtras: lazy(() => import('../workspace/LeadWorkspace')),
 };
 
 const inventory: ResourceSpec = {
@@ -198,7 +195,6 @@ const inventory: ResourceSpec = {
     { source: 'block', label: 'Block', type: 'text' },
     { source: 'house_model', label: 'House model', type: 'text' },
   ],
-  showExtras: lazy(() => import('../crm/UnitActions')),
 };
 
 const reservations: ResourceSpec = {
@@ -281,11 +277,6 @@ const campaigns: ResourceSpec = {
   sortable: ['created_at', 'name', 'scheduled_at', 'sent_at'],
   filters: [{ source: 'status', label: 'Status', type: 'select', choices: CAMPAIGN_STATUSES }],
   ranges: [{ source: 'created', label: 'Created' }, { source: 'scheduled', label: 'Scheduled' }],
-  screens: {
-    show: lazy(() => import('../crm/CampaignEditor').then((m) => ({ default: m.CampaignShow }))),
-    edit: lazy(() => import('../crm/CampaignEditor').then((m) => ({ default: m.CampaignEdit }))),
-    create: lazy(() => import('../crm/CampaignEditor').then((m) => ({ default: m.CampaignCreate }))),
-  },
 };
 
 const users: ResourceSpec = {
@@ -309,7 +300,6 @@ const users: ResourceSpec = {
     { source: 'department', label: 'Department', type: 'ref', ref: { resource: 'departments', text: 'name' } },
     { source: 'emailVerified', label: 'Email verified', type: 'boolean' },
   ],
-  showExtras: lazy(() => import('../iam/ModuleAccessMatrix')),
 };
 
 const departments: ResourceSpec = {
@@ -347,7 +337,6 @@ const activityLogs: ResourceSpec = {
   // Its own From/To (day) filters are the date range.
   ranges: [],
   noHistory: true,
-  screens: { show: lazy(() => import('../iam/ActivityLogShow')) },
 };
 
 /** Everyone's API tokens (issue 14), for iam readers; revoked with iam delete. Each user makes their own under My account. */

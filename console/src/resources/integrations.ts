@@ -1,12 +1,17 @@
 import UploadFileIcon from '@mui/icons-material/UploadFile';
 import WebhookIcon from '@mui/icons-material/Webhook';
-import { lazy } from 'react';
 import type { ResourceSpec } from './types';
 
 // The integration screens' resources (issue 14): CSV imports in crm, webhook endpoints in iam. Declared apart from
 // the others so that they can grow without touching the shared declarations; `RESOURCES` appends them.
 
 export const IMPORT_RESOURCES = ['leads', 'inventory', 'newsletters'] as const;
+/** The lists a CSV can be imported into, and where (README "Import"). */
+export const IMPORT_PATHS: Record<string, string> = {
+  leads: '/api/crm/leads/import',
+  inventory: '/api/crm/inventory/import',
+  newsletters: '/api/crm/newsletters/import',
+};
 export const IMPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 
 export const imports: ResourceSpec = {
@@ -29,7 +34,6 @@ export const imports: ResourceSpec = {
     { source: 'resource', label: 'Into', type: 'select', choices: IMPORT_RESOURCES, multiple: true },
     { source: 'status', label: 'Status', type: 'select', choices: IMPORT_STATUSES, multiple: true },
   ],
-  screens: { show: lazy(() => import('../integrations/ImportShow')) },
 };
 
 export const webhooks: ResourceSpec = {
@@ -47,9 +51,4 @@ export const webhooks: ResourceSpec = {
   sortable: ['created_at', 'url', 'updated_at'],
   search: true,
   filters: [{ source: 'enabled', label: 'Enabled', type: 'boolean' }],
-  screens: {
-    show: lazy(() => import('../integrations/WebhookShow')),
-    create: lazy(() => import('../integrations/WebhookForm').then((m) => ({ default: m.WebhookCreate }))),
-    edit: lazy(() => import('../integrations/WebhookForm').then((m) => ({ default: m.WebhookEdit }))),
-  },
 };

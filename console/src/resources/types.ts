@@ -83,10 +83,6 @@ export type ResourceSpec = {
   ranges?: readonly RangeSpec[];
   /** `GET …/:id/history` does not exist (activity logs). */
   noHistory?: boolean;
-  /** Screens of its own (lazily loaded) instead of the generic ones. */
-  screens?: Partial<Record<'list' | 'show' | 'edit' | 'create', ComponentType>>;
-  /** Extra panels under the generic detail page (a project's gallery, a unit's reservation). */
-  showExtras?: ComponentType;
   /** Icon component for the menu. */
   icon?: ComponentType;
 };

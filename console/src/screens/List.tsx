@@ -5,7 +5,8 @@ import { CreateButton, DataTable, DeleteButton, List, Pagination, SimpleList, Te
 import { FieldValue, filterInput } from '../resources/fields';
 import { listFiltersOf } from '../resources/ranges';
 import type { ResourceSpec } from '../resources/types';
-import { IMPORT_PATHS, ImportableEmpty, ImportCsvButton, ImportCsvDialog } from '../integrations/ImportCsvButton';
+import { ImportableEmpty, ImportCsvButton, ImportCsvDialog } from '../integrations/ImportCsvButton';
+import { IMPORT_PATHS } from '../resources/integrations';
 import { ExportCsvButton } from './ExportCsvButton';
 import { useSpec } from './useSpec';
 

@@ -3,6 +3,7 @@ import { DeleteButton, EditButton, Loading, Show, SimpleShowLayout, TopToolbar, 
 import { FieldGrid } from '../shared/FieldGrid';
 import { HistoryPanel } from '../shared/HistoryPanel';
 import type { ResourceSpec } from '../resources/types';
+import { ownScreensOf } from './registry';
 import { useSpec } from './useSpec';
 
 function Actions({ spec }: { spec: ResourceSpec }) {
@@ -31,7 +32,7 @@ function Title({ spec }: { spec: ResourceSpec }) {
 /** A record's detail: every field, then the panels of its own (gallery, reservation, module access). */
 export default function ResourceShow() {
   const spec = useSpec();
-  const Extras = spec.showExtras;
+  const Extras = ownScreensOf(spec.name).showExtras;
   return (
     <Show title={<Title spec={spec} />} actions={<Actions spec={spec} />}>
       <SimpleShowLayout>

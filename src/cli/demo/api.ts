@@ -1,4 +1,4 @@
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 
 type Method = 'GET' | 'POST' | 'PATCH';
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { defineResource } from '../../data/resource.js';
 import { amenities } from '../../db/schema/index.js';
 import { resourceRoutes } from '../../http/resource-routes.js';

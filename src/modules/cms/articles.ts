@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { contains, anyOf, equals } from '../../data/filters.js';
 import { defineResource, type SelectQuery } from '../../data/resource.js';
 import { ARTICLE_TYPES, articles, users } from '../../db/schema/index.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { defineResource } from '../../data/resource.js';
 import { careers, EMPLOYMENT_TYPES } from '../../db/schema/index.js';

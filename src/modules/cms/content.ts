@@ -1,7 +1,7 @@
 import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { clock } from '../../clock.js';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { type Patch, Work } from '../../data/mutations.js';
 import type { Resource, RowOf } from '../../data/resource.js';
 import type { Tx } from '../../db/client.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { asc, eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';

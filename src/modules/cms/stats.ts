@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { countsBy } from '../../data/stats.js';
 import { ARTICLE_TYPES, PROJECT_STATUSES } from '../../db/schema/index.js';
 import { errorResponses, Strict } from '../../http/schemas.js';

@@ -9,7 +9,7 @@ import multipart from '@fastify/multipart';
 import { type Static, Type } from '@sinclair/typebox';
 import { fileTypeFromBuffer } from 'file-type';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import { audited, createAudited } from '../../data/mutations.js';
 import { uuidv7 } from '../../db/schema/common.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { findOne } from '../../data/list.js';
@@ -13,7 +13,7 @@ import { named } from '../../http/openapi.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Created, errorResponses, IdParams, Nullable, Paginated, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { actorOf } from '../../http/actor.js';
-import { leadResource } from './leads.js';
+import { leadResource } from './lead-resource.js';
 import { UserRef, userRefFields } from './shared.js';
 
 /**

@@ -1,41 +1,18 @@
 import { Type } from '@sinclair/typebox';
 import { clock } from '../../clock.js';
-import { eq, inArray, sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import type { App } from '../../app.js';
-import { anyOf } from '../../data/filters.js';
+import type { App } from '../../types.js';
 import { audited } from '../../data/mutations.js';
-import { defineResource } from '../../data/resource.js';
-import { CAMPAIGN_STATUSES, campaignDeliveries, campaigns, users } from '../../db/schema/index.js';
+import { CAMPAIGN_STATUSES, campaignDeliveries } from '../../db/schema/index.js';
 import { conflict, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, errorResponses, IdParams, Message, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { markdownProblem } from '../../mail/markdown.js';
 import { campaignDelivery, campaignScheduled } from './delivery.js';
-import { UserRef, userRefFields } from './shared.js';
-
-/** E-mail campaigns to newsletter subscribers, sent now or at a scheduled time through the job queue. */
-export const campaignResource = defineResource({
-  name: 'campaigns',
-  module: 'crm',
-  label: 'Campaign',
-  table: campaigns,
-  id: campaigns.id,
-  view: {
-    fields: {
-      id: campaigns.id, name: campaigns.name, subject: campaigns.subject, content: campaigns.content, recipients: campaigns.recipients,
-      status: campaigns.status, scheduled_at: campaigns.scheduled_at, sent_at: campaigns.sent_at, created_by: userRefFields, created_at: campaigns.created_at,
-    },
-    joins: (query) => query.leftJoin(users, eq(users.id, campaigns.created_by)),
-  },
-  list: {
-    sortable: { created_at: campaigns.created_at, name: campaigns.name, scheduled_at: campaigns.scheduled_at, sent_at: campaigns.sent_at },
-    defaultSort: 'created_at',
-    filters: { status: anyOf(campaigns.status, StringEnum(CAMPAIGN_STATUSES)) },
-    ranges: { created: campaigns.created_at, scheduled: campaigns.scheduled_at },
-  },
-});
+import { UserRef } from './shared.js';
+import { campaignResource } from './campaign-resource.js';
 
 const campaignFields = {
   id: Uuid(),

@@ -8,7 +8,7 @@ import { defineJob, type Services } from '../../jobs/registry.js';
 import type { Mail } from '../../mail/mailer.js';
 import { markdownProblem, renderMarkdown } from '../../mail/markdown.js';
 import { campaignMail } from '../../mail/templates.js';
-import { campaignResource } from './campaigns.js';
+import { campaignResource } from './campaign-resource.js';
 import { unsubscribeSecretOf, unsubscribeUrl } from './unsubscribe-token.js';
 
 /** A delivery job works this long, then hands over to a fresh job (well inside its expiration and the shutdown grace). */

@@ -8,7 +8,8 @@ import type { Executor } from '../../db/client.js';
 import { type IMPORT_RESOURCES, inventoryUnits, leads, newsletterSubscriptions, projects, SUBSCRIPTION_STATUSES, users } from '../../db/schema/index.js';
 import { Strict, StringEnum } from '../../http/schemas.js';
 import { freeInventoryCode, inventoryCode, inventoryResource, UnitInput } from './inventory.js';
-import { assertContact, LeadInput, leadResource } from './leads.js';
+import { assertContact, LeadInput } from './leads.js';
+import { leadResource } from './lead-resource.js';
 import { newsletterResource, SubscribeInput } from './newsletters.js';
 import { NOT_A_CRM_READER, crmReader } from './shared.js';
 

@@ -1,4 +1,4 @@
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import { trashRoutes } from '../../http/trash-routes.js';
 import campaignRoutes from './campaigns.js';

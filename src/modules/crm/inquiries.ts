@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import type { Actor } from '../../data/actor.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { createAudited } from '../../data/mutations.js';
@@ -10,7 +10,7 @@ import { INQUIRY_STATUSES, inquiries, users } from '../../db/schema/index.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { inquiryResponseMail } from '../../mail/templates.js';
-import { leadResource } from './leads.js';
+import { leadResource } from './lead-resource.js';
 import { UserRef, userRefFields } from './shared.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { audited, type Patch, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
@@ -12,7 +12,7 @@ import { recordScope } from '../../auth/guard.js';
 import { requireReadable } from '../../http/record-walls.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 // A cycle (reservations change their unit through here), used only inside handlers, never while loading.
-import { reservationResource } from './reservations.js';
+import { reservationResource } from './reservation-resource.js';
 import { errorResponses, Measure, Message, Money, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Inventory units: the lots of a project, their price and whether they are available, reserved or sold. */

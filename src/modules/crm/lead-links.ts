@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { findOne, type ScopeOption } from '../../data/list.js';
 import { audited, type Work } from '../../data/mutations.js';
@@ -12,9 +12,9 @@ import { named } from '../../http/openapi.js';
 import { Created, errorResponses, IdParams, Nullable, RequiredText, Strict, StringEnum, Text, Uuid } from '../../http/schemas.js';
 import { activityResource } from './activities.js';
 import { inquiryResource } from './inquiries.js';
-import { leadResource } from './leads.js';
+import { leadResource } from './lead-resource.js';
 import { noticeAssignment } from './notices.js';
-import { reservationResource } from './reservations.js';
+import { reservationResource } from './reservation-resource.js';
 import { requireAssignee } from './shared.js';
 import { taskResource } from './tasks.js';
 

@@ -1,46 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
-import { defineResource } from '../../data/resource.js';
-import { anyOf, equals } from '../../data/filters.js';
-import { LEAD_SOURCES, LEAD_STATUSES, leads, users } from '../../db/schema/index.js';
+import type { App } from '../../types.js';
+import { LEAD_SOURCES, LEAD_STATUSES } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
+import { detachLead } from './lead-links.js';
 import { noticeAssignment } from './notices.js';
-import { requireAssignee, UserRef, userRefFields, withLowerEmail } from './shared.js';
-
-/**
- * Leads: prospective buyers, their source, status and the staff member they are assigned to. A lead belongs to its
- * assignee and to the user who created it through the API (record scopes; imported leads: their assignee only).
- */
-export const leadResource = defineResource({
-  name: 'leads',
-  module: 'crm',
-  label: 'Lead',
-  table: leads,
-  id: leads.id,
-  view: {
-    fields: {
-      id: leads.id, first_name: leads.first_name, last_name: leads.last_name, email: leads.email, phone: leads.phone,
-      source: leads.source, status: leads.status, interest: leads.interest, notes: leads.notes,
-      assigned_to: userRefFields, created_at: leads.created_at, updated_at: leads.updated_at,
-    },
-    joins: (query) => query.leftJoin(users, eq(users.id, leads.assigned_to)),
-  },
-  list: {
-    sortable: { created_at: leads.created_at, first_name: leads.first_name, last_name: leads.last_name, status: leads.status, updated_at: leads.updated_at },
-    defaultSort: 'created_at',
-    filters: {
-      status: anyOf(leads.status, StringEnum(LEAD_STATUSES)),
-      source: anyOf(leads.source, StringEnum(LEAD_SOURCES)),
-      assigned_to: equals(leads.assigned_to, Uuid()),
-    },
-    search: [leads.first_name, leads.last_name, leads.email, leads.phone],
-  },
-  export: {},
-  ownership: [leads.assigned_to, leads.created_by],
-});
+import { requireAssignee, UserRef, withLowerEmail } from './shared.js';
+import { leadResource } from './lead-resource.js';
 
 export const Lead = Strict({
   id: Uuid(),
@@ -101,6 +68,6 @@ export default async function leadRoutes(app: App) {
     },
     // Its activities go with it; its follow-ups, reservations and inquiries forget it (audited). Loaded when first
     // needed: those modules name leads themselves, so a static import would make a cycle.
-    remove: { before: async (current, work) => (await import('./lead-links.js')).detachLead(work, current.id) },
+    remove: { before: (current, work) => detachLead(work, current.id) },
   });
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { clock } from '../../clock.js';
 import { eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import type { Actor } from '../../data/actor.js';
 import { anyOf } from '../../data/filters.js';
 import { audited, type Work } from '../../data/mutations.js';

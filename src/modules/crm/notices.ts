@@ -1,5 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { moduleAccess, users } from '../../db/schema/index.js';
 import { mayRead, readsCrm } from '../../data/owners.js';
 import { inquiryNoticeMail, leadAssignedMail, type Rendered } from '../../mail/templates.js';

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { asc, desc, eq, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { clock } from '../../clock.js';
 import { byValue, countsBy, dayCount, daysBetween, perValue } from '../../data/stats.js';
 import { campaigns, INQUIRY_STATUSES, inventoryUnits, LEAD_SOURCES, LEAD_STATUSES, projects, RESERVATION_STATUSES, SUBSCRIPTION_STATUSES, UNIT_STATUSES } from '../../db/schema/index.js';
@@ -9,9 +9,9 @@ import { recordScope } from '../../auth/guard.js';
 import { errorResponses, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { deliveryCounts, Deliveries } from './campaigns.js';
 import { inquiryResource } from './inquiries.js';
-import { leadResource } from './leads.js';
+import { leadResource } from './lead-resource.js';
 import { newsletterResource } from './newsletters.js';
-import { reservationResource } from './reservations.js';
+import { reservationResource } from './reservation-resource.js';
 import { named } from '../../http/openapi.js';
 
 /** The longest range `new_per_day` covers: a year, one figure per day. */

@@ -1,23 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { eq, isNotNull } from 'drizzle-orm';
 import { alias, type PgColumn } from 'drizzle-orm/pg-core';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { clock } from '../../clock.js';
 import { equals, type Filter, is, several } from '../../data/filters.js';
 import { defineResource } from '../../data/resource.js';
-import { audited } from '../../data/mutations.js';
-import { actorOf } from '../../http/actor.js';
-import { userResource } from '../iam/users.js';
-import type { Executor } from '../../db/client.js';
-import { crmTasks, userPreferences, users } from '../../db/schema/index.js';
-import { currentPrincipal, requireSession } from '../../auth/guard.js';
-import { named } from '../../http/openapi.js';
+import { crmTasks, users } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { inquiryResource } from './inquiries.js';
-import { leadResource } from './leads.js';
-import { reservationResource } from './reservations.js';
+import { leadResource } from './lead-resource.js';
+import { reservationResource } from './reservation-resource.js';
 import { requireAssignee, UserRef, userRefFields } from './shared.js';
 
 /**
@@ -205,42 +199,5 @@ export default async function taskRoutes(app: App) {
       validate: (body) => requireAssignee(db, body.assigned_to, 'assigned_to'),
       values: (body, current, work) => valuesOf(body, current, work.actor.userId),
     },
-  });
-}
-
-const Preferences = Strict({
-  task_digest: Type.Boolean({ description: 'The morning e-mail of overdue and today\'s follow-ups (TASK_DIGEST_HOUR in TASK_TIME_ZONE); on unless turned off' }),
-});
-
-/** The signed-in user's own settings (issue 23): whether the morning e-mail of follow-ups comes. No module permission needed. */
-export async function preferenceRoutes(app: App) {
-  const { db } = app.database;
-  const tags = ['auth'];
-  const current = async (userId: string, on: Executor = db) => {
-    const [row] = await on.select({ task_digest: userPreferences.task_digest }).from(userPreferences).where(eq(userPreferences.user_id, userId));
-    return { task_digest: row?.task_digest ?? true };
-  };
-  app.get('/api/auth/preferences', {
-    onRequest: requireSession(app, { tokens: true }),
-    schema: { tags, operationId: 'getPreferences', summary: 'The signed-in user\'s preferences', response: { 200: named('Preferences', Preferences), ...errorResponses } },
-  }, async (request) => current((await currentPrincipal(app, request)).user.id));
-  app.patch('/api/auth/preferences', {
-    onRequest: requireSession(app, { tokens: true }),
-    schema: {
-      tags, operationId: 'updatePreferences', summary: 'Change the signed-in user\'s preferences (only the fields sent); answers them all',
-      body: named('PreferencesUpdate', PartialStrict(Preferences)), response: { 200: Preferences, ...errorResponses },
-    },
-  }, async (request) => {
-    const userId = (await currentPrincipal(app, request)).user.id;
-    const body = request.body as Partial<typeof Preferences.static>;
-    // Audited as a change of the user (iam), in the same transaction, when it changes anything.
-    await audited(db, await actorOf(app, request), async (work) => {
-      const before = await current(userId, work.tx);
-      await work.tx.insert(userPreferences).values({ user_id: userId, ...body })
-        .onConflictDoUpdate({ target: userPreferences.user_id, set: { ...body, updated_at: clock.now() } });
-      const after = { ...before, ...body };
-      if (after.task_digest !== before.task_digest) await work.audit({ action: 'update', resource: userResource, id: userId, before, after });
-    });
-    return current(userId);
   });
 }

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { type SQL, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { several } from '../../data/filters.js';
 import { findOne } from '../../data/list.js';
@@ -9,8 +9,8 @@ import { named } from '../../http/openapi.js';
 import { errorResponses, IdParams, Nullable, Pagination, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { rowsOf } from '../../webhooks/record.js';
 import { inquiryResource } from './inquiries.js';
-import { leadResource } from './leads.js';
-import { reservationResource } from './reservations.js';
+import { leadResource } from './lead-resource.js';
+import { reservationResource } from './reservation-resource.js';
 import { taskResource } from './tasks.js';
 import { UserRef } from './shared.js';
 

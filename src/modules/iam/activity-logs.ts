@@ -1,4 +1,4 @@
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { ActivityLog, activityLogResource } from '../../audit/activity-log.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 

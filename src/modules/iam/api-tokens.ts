@@ -1,51 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { count, eq } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { newToken, permissionsBeyond } from '../../auth/api-tokens.js';
 import { currentPrincipal, requireSession } from '../../auth/guard.js';
 import { clock } from '../../clock.js';
-import { equals } from '../../data/filters.js';
-import { audited, createAudited, type Work } from '../../data/mutations.js';
-import { defineResource } from '../../data/resource.js';
-import { apiTokens, MODULES, users } from '../../db/schema/index.js';
+import { audited, createAudited } from '../../data/mutations.js';
+import { apiTokens, MODULES } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { listQuerySchema } from '../../http/list-query.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, IdParams, Message, Nullable, Paginated, RequiredText, Strict, StringEnum, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
-import { UserRef, userRefFields } from '../crm/shared.js';
+import { UserRef } from '../crm/shared.js';
+import { apiTokenResource } from './api-token-resource.js';
 
 /** At most this many tokens per user: each is a standing credential someone must look after. */
 const MAX_TOKENS_PER_USER = 50;
-
-/** API tokens (issue 14): integrations' credentials, created by a signed-in user for themselves, revocable. */
-export const apiTokenResource = defineResource({
-  name: 'api_tokens',
-  module: 'iam',
-  label: 'API token',
-  table: apiTokens,
-  id: apiTokens.id,
-  view: {
-    fields: {
-      id: apiTokens.id, name: apiTokens.name, prefix: apiTokens.prefix, permissions: apiTokens.permissions, expires_at: apiTokens.expires_at,
-      last_used_at: apiTokens.last_used_at, user: userRefFields, created_at: apiTokens.created_at,
-    },
-    joins: (query) => query.leftJoin(users, eq(users.id, apiTokens.user_id)),
-  },
-  list: {
-    sortable: { created_at: apiTokens.created_at },
-    defaultSort: 'created_at',
-    filters: { user_id: equals(apiTokens.user_id, Uuid()) },
-  },
-});
-
-/**
- * Revokes every API token of a user, each audited in `work`'s transaction: a new password (reset, change, an
- * administrator's) ends them, so a token minted from a stolen session does not outlive the recovery. How many.
- */
-export async function revokeTokensOf(work: Work, userId: string): Promise<number> {
-  return (await work.removeAll(apiTokenResource, eq(apiTokens.user_id, userId))).length;
-}
 
 const TokenPermission = Strict({ module: StringEnum(MODULES), can_read: Type.Boolean(), can_write: Type.Boolean(), can_delete: Type.Boolean() });
 

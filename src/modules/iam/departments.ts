@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, eq, ne, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
 import { departments, users } from '../../db/schema/index.js';

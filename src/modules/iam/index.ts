@@ -1,4 +1,4 @@
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { moduleRoutes } from '../../auth/guard.js';
 import activityLogRoutes from './activity-logs.js';
 import apiTokenRoutes from './api-tokens.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, asc, eq, isNull } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
 import { MODULES, moduleAccess, RECORD_SCOPES, users } from '../../db/schema/index.js';

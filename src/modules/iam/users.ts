@@ -3,7 +3,7 @@ import { clock } from '../../clock.js';
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { generatePassword, insertUserWithPassword } from '../../auth/accounts.js';
 import { bcryptHasher, passwordProblem } from '../../auth/passwords.js';
 import type { Config } from '../../config.js';
@@ -18,7 +18,7 @@ import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { welcomeMail } from '../../mail/templates.js';
 import { assertIamWriterRemains, lockIamWriters } from './writers.js';
-import { apiTokenResource, revokeTokensOf } from './api-tokens.js';
+import { apiTokenResource, revokeTokensOf } from './api-token-resource.js';
 import { moduleAccessResource } from './module-access.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

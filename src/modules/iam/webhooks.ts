@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { anyOf, equals, overlaps } from '../../data/filters.js';

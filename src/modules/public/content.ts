@@ -3,7 +3,7 @@ import etag from '@fastify/etag';
 import { clock } from '../../clock.js';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { and } from 'drizzle-orm';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { allOf, is } from '../../data/filters.js';
 import { selectView } from '../../data/list.js';
 import type { Resource, View } from '../../data/resource.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { actorOf } from '../../http/actor.js';
 import { Created, Email, errorResponses, Message, Nullable, RequiredText, Strict } from '../../http/schemas.js';
 import { InquiryInput, receiveInquiry } from '../crm/inquiries.js';

@@ -1,4 +1,4 @@
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import publicContentRoutes from './content.js';
 import publicFormRoutes from './forms.js';
 import unsubscribeRoutes from './unsubscribe.js';

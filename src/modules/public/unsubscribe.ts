@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { ErrorBody, Message, Strict } from '../../http/schemas.js';

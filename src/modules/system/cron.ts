@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { purgeActivityLogs } from '../../audit/retention.js';
 import { bearerMatches } from '../../auth/bearer-secret.js';
 import { unauthorized } from '../../errors.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
 import { StringEnum } from '../../http/schemas.js';
 import { named } from '../../http/openapi.js';
 

@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox';
+import { eq } from 'drizzle-orm';
+import type { App } from '../../types.js';
+import { currentPrincipal, requireSession } from '../../auth/guard.js';
+import { clock } from '../../clock.js';
+import { audited } from '../../data/mutations.js';
+import type { Executor } from '../../db/client.js';
+import { userPreferences } from '../../db/schema/index.js';
+import { actorOf } from '../../http/actor.js';
+import { named } from '../../http/openapi.js';
+import { errorResponses, PartialStrict, Strict } from '../../http/schemas.js';
+import { userResource } from './users.js';
+
+const Preferences = Strict({
+  task_digest: Type.Boolean({ description: 'The morning e-mail of overdue and today\'s follow-ups (TASK_DIGEST_HOUR in TASK_TIME_ZONE); on unless turned off' }),
+});
+
+/**
+ * The signed-in user's own settings under /api/auth (account routes, beside /api/auth/tokens): whether the morning
+ * e-mail of follow-ups comes. No module permission needed; a change is audited as a change of the user (iam).
+ */
+export async function preferenceRoutes(app: App) {
+  const { db } = app.database;
+  const tags = ['auth'];
+  const current = async (userId: string, on: Executor = db) => {
+    const [row] = await on.select({ task_digest: userPreferences.task_digest }).from(userPreferences).where(eq(userPreferences.user_id, userId));
+    return { task_digest: row?.task_digest ?? true };
+  };
+  app.get('/api/auth/preferences', {
+    onRequest: requireSession(app, { tokens: true }),
+    schema: { tags, operationId: 'getPreferences', summary: 'The signed-in user\'s preferences', response: { 200: named('Preferences', Preferences), ...errorResponses } },
+  }, async (request) => current((await currentPrincipal(app, request)).user.id));
+  app.patch('/api/auth/preferences', {
+    onRequest: requireSession(app, { tokens: true }),
+    schema: {
+      tags, operationId: 'updatePreferences', summary: 'Change the signed-in user\'s preferences (only the fields sent); answers them all',
+      body: named('PreferencesUpdate', PartialStrict(Preferences)), response: { 200: Preferences, ...errorResponses },
+    },
+  }, async (request) => {
+    const userId = (await currentPrincipal(app, request)).user.id;
+    const body = request.body as Partial<typeof Preferences.static>;
+    // Audited as a change of the user (iam), in the same transaction, when it changes anything.
+    await audited(db, await actorOf(app, request), async (work) => {
+      const before = await current(userId, work.tx);
+      await work.tx.insert(userPreferences).values({ user_id: userId, ...body })
+        .onConflictDoUpdate({ target: userPreferences.user_id, set: { ...body, updated_at: clock.now() } });
+      const after = { ...before, ...body };
+      if (after.task_digest !== before.task_digest) await work.audit({ action: 'update', resource: userResource, id: userId, before, after });
+    });
+    return current(userId);
+  });
+}
