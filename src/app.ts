@@ -30,6 +30,7 @@ import iamModule from './modules/iam/index.js';
 import { loadUnsubscribeSecret } from './modules/crm/unsubscribe-token.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
 import { preferenceRoutes } from './modules/iam/preferences.js';
+import notificationRoutes from './modules/account/notifications.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(authRoutes);
   await app.register(accountTokenRoutes);
   await app.register(preferenceRoutes);
+  await app.register(notificationRoutes);
   await app.register(cmsModule);
   await app.register(uploadRoutes);
   await app.register(crmModule);

@@ -172,12 +172,12 @@ describe('the morning e-mail', () => {
   test('preferences: the user\'s own, on by default', async () => {
     const user = await createUser(ctx, { crm: 'r' });
     expect((await as(ctx, none).get('/api/auth/preferences')).statusCode).toBe(401);
-    expect(await ok(as(ctx, user).get('/api/auth/preferences'))).toEqual({ task_digest: true });
-    expect(await ok(as(ctx, user).patch('/api/auth/preferences', { task_digest: false }))).toEqual({ task_digest: false });
-    expect(await ok(as(ctx, user).get('/api/auth/preferences'))).toEqual({ task_digest: false });
-    expect(await ok(as(ctx, agent).get('/api/auth/preferences'))).toEqual({ task_digest: true });
+    expect(await ok(as(ctx, user).get('/api/auth/preferences'))).toMatchObject({ task_digest: true });
+    expect(await ok(as(ctx, user).patch('/api/auth/preferences', { task_digest: false }))).toMatchObject({ task_digest: false });
+    expect(await ok(as(ctx, user).get('/api/auth/preferences'))).toMatchObject({ task_digest: false });
+    expect(await ok(as(ctx, agent).get('/api/auth/preferences'))).toMatchObject({ task_digest: true });
     // Audited as a change of the user; sending the same value again changes nothing and logs nothing.
-    expect(await ok(as(ctx, user).patch('/api/auth/preferences', { task_digest: false }))).toEqual({ task_digest: false });
+    expect(await ok(as(ctx, user).patch('/api/auth/preferences', { task_digest: false }))).toMatchObject({ task_digest: false });
     const logged = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource_id, user.id), eq(activityLogs.action, 'update')));
     expect(logged.map((log) => [log.module, log.resource, log.user_id, log.changes])).toEqual([['iam', 'users', user.id, { before: { task_digest: true }, after: { task_digest: false } }]]);
     for (const body of [{}, { task_digest: 'no' }, { task_digest: true, other: 1 }]) {

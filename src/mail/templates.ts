@@ -75,3 +75,18 @@ export function leadAssignedMail(name: string, lead: { first_name: string; last_
       `${lead.interest ? `<br>Interested in: ${escapeHtml(lead.interest)}` : ''}</p><p><a href="${escapeHtml(url)}">Open it in the console</a></p>`),
   };
 }
+
+/**
+ * To a staff member: the e-mail half of an in-app notification that has no template of its own (an @mention), with the
+ * same title and text as the notification and a link to its record.
+ */
+export function notificationMail(name: string, notification: { title: string; body: string }, url: string | null): Rendered {
+  const subject = notification.title;
+  return {
+    subject,
+    text: `Hello ${name},\n\n${notification.title}\n\n${notification.body}\n${url ? `\nOpen it in the console:\n${url}\n` : ''}`,
+    html: layout(subject, `<p>Hello ${escapeHtml(name)},</p><p><strong>${escapeHtml(notification.title)}</strong></p>` +
+      `<blockquote style="border-left:3px solid #ccc;margin:1em 0;padding-left:1em;white-space:pre-wrap">${escapeHtml(notification.body)}</blockquote>` +
+      `${url ? `<p><a href="${escapeHtml(url)}">Open it in the console</a></p>` : ''}`),
+  };
+}

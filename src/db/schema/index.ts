@@ -3,3 +3,4 @@ export * from './cms.js';
 export * from './crm.js';
 export * from './webhooks.js';
 export * from './trash.js';
+export * from './notifications.js';

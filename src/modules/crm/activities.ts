@@ -14,6 +14,7 @@ import { resourceRoutes } from '../../http/resource-routes.js';
 import { Created, errorResponses, IdParams, Nullable, Paginated, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { actorOf } from '../../http/actor.js';
 import { leadResource } from './lead-resource.js';
+import { noticeMentions } from './notices.js';
 import { UserRef, userRefFields } from './shared.js';
 
 /**
@@ -144,6 +145,7 @@ export default async function activityRoutes(app: App) {
     await leadOf(request, request.params.id);
     const actor = await actorOf(app, request);
     const row = await createAudited(db, actor, activityResource, { ...withTime(body), lead_id: request.params.id, author_id: actor.userId });
+    if (row.kind === 'note') noticeMentions(app, { body: row.body, leadId: request.params.id, authorId: actor.userId });
     return reply.code(201).send({ id: row.id, message: 'Lead activity created' });
   });
 }

@@ -10,21 +10,23 @@ import { actorOf } from '../../http/actor.js';
 import { named } from '../../http/openapi.js';
 import { errorResponses, PartialStrict, Strict } from '../../http/schemas.js';
 import { userResource } from './users.js';
+import { NotificationSettings, NotificationSettingsUpdate, notificationSettingsOf, saveNotificationSettings } from '../account/notifications.js';
 
-const Preferences = Strict({
-  task_digest: Type.Boolean({ description: 'The morning e-mail of overdue and today\'s follow-ups (TASK_DIGEST_HOUR in TASK_TIME_ZONE); on unless turned off' }),
-});
+const TaskDigest = Type.Boolean({ description: 'The morning e-mail of overdue and today\'s follow-ups (TASK_DIGEST_HOUR in TASK_TIME_ZONE); on unless turned off' });
+const Preferences = Strict({ task_digest: TaskDigest, notifications: NotificationSettings });
+const PreferencesUpdate = PartialStrict(Strict({ task_digest: TaskDigest, notifications: NotificationSettingsUpdate }));
 
 /**
  * The signed-in user's own settings under /api/auth (account routes, beside /api/auth/tokens): whether the morning
- * e-mail of follow-ups comes. No module permission needed; a change is audited as a change of the user (iam).
+ * e-mail of follow-ups comes, how each kind of notification is delivered. No module permission needed; a change is
+ * audited as a change of the user (iam).
  */
 export async function preferenceRoutes(app: App) {
   const { db } = app.database;
   const tags = ['auth'];
   const current = async (userId: string, on: Executor = db) => {
     const [row] = await on.select({ task_digest: userPreferences.task_digest }).from(userPreferences).where(eq(userPreferences.user_id, userId));
-    return { task_digest: row?.task_digest ?? true };
+    return { task_digest: row?.task_digest ?? true, notifications: await notificationSettingsOf(on, userId) };
   };
   app.get('/api/auth/preferences', {
     onRequest: requireSession(app, { tokens: true }),
@@ -34,18 +36,21 @@ export async function preferenceRoutes(app: App) {
     onRequest: requireSession(app, { tokens: true }),
     schema: {
       tags, operationId: 'updatePreferences', summary: 'Change the signed-in user\'s preferences (only the fields sent); answers them all',
-      body: named('PreferencesUpdate', PartialStrict(Preferences)), response: { 200: Preferences, ...errorResponses },
+      body: named('PreferencesUpdate', PreferencesUpdate), response: { 200: Preferences, ...errorResponses },
     },
   }, async (request) => {
     const userId = (await currentPrincipal(app, request)).user.id;
-    const body = request.body as Partial<typeof Preferences.static>;
+    const { notifications, ...body } = request.body as typeof PreferencesUpdate.static;
     // Audited as a change of the user (iam), in the same transaction, when it changes anything.
     await audited(db, await actorOf(app, request), async (work) => {
       const before = await current(userId, work.tx);
       await work.tx.insert(userPreferences).values({ user_id: userId, ...body })
         .onConflictDoUpdate({ target: userPreferences.user_id, set: { ...body, updated_at: clock.now() } });
-      const after = { ...before, ...body };
-      if (after.task_digest !== before.task_digest) await work.audit({ action: 'update', resource: userResource, id: userId, before, after });
+      if (notifications) await saveNotificationSettings(work.tx, userId, notifications);
+      const after = { ...before, ...body, notifications: { ...before.notifications, ...notifications } };
+      if (after.task_digest !== before.task_digest || JSON.stringify(after.notifications) !== JSON.stringify(before.notifications)) {
+        await work.audit({ action: 'update', resource: userResource, id: userId, before, after });
+      }
     });
     return current(userId);
   });
