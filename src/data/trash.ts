@@ -3,7 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { clock } from '../clock.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { type ChangedRow, type ModuleName, trash, type TrashedRow } from '../db/schema/index.js';
-import { ApiError, notFound } from '../errors.js';
+import { conflict, notFound } from '../errors.js';
 import { defineJob } from '../jobs/registry.js';
 import type { Actor } from './actor.js';
 import { keyOf, type Predicate } from './filters.js';
@@ -20,7 +20,7 @@ import { declaredResources, type Resource } from './resource.js';
 type Row = Record<string, unknown>;
 
 /** A 409 naming the field that stands in the way (in `message` and in `details`). */
-const blocked = (field: string, message: string) => new ApiError(409, { error: 'Conflict', message, details: { [field]: message } });
+const blocked = (field: string, message: string) => conflict(message, { [field]: message });
 
 // ── Which resources ─────────────────────────────────────────────────────────────────────────────────────────
 
