@@ -289,6 +289,9 @@ export async function purgeTrash(db: Executor, days: number): Promise<number> {
   return purged;
 }
 
+/** What a purge run on demand answers (`POST /api/cron/trash-purge`, `npm run admin -- purge-trash`). */
+export const trashPurgedMessage = (deleted: number, days: number) => `Purged ${deleted} trash ${deleted === 1 ? 'entry' : 'entries'} deleted more than ${days} days ago`;
+
 /** The daily purge of the trash. */
 export const trashPurge = defineJob('trash-purge', async (_data, { database, config, log }) => {
   const purged = await purgeTrash(database.db, config.trashRetentionDays);
