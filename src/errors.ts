@@ -14,7 +14,8 @@ export const validationError = (details: Record<string, string>) => new ApiError
 export const unauthorized = (error = 'Authentication required') => new ApiError(401, { error });
 export const forbidden = (message?: string) => new ApiError(403, { error: 'Insufficient permissions', ...(message ? { message } : {}) });
 export const notFound = (what = 'Resource') => new ApiError(404, { error: 'Resource not found', message: `${what} not found` });
-export const conflict = (message: string) => new ApiError(409, { error: 'Conflict', message });
+/** 409; `details`: the fields whose value (sent, or the record's own) stands in the way, each with why, as a 400 names them. */
+export const conflict = (message: string, details?: Record<string, string>) => new ApiError(409, { error: 'Conflict', message, ...(details ? { details } : {}) });
 export const payloadTooLarge = (message: string) => new ApiError(413, { error: 'Payload too large', message });
 export const unsupportedMediaType = (message: string) => new ApiError(415, { error: 'Unsupported media type', message });
 export const tooManyRequests = (retryAfterSeconds: number, reason = 'Rate limit exceeded') =>

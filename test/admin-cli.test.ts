@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as OTPAuth from 'otpauth';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runAdmin } from '../src/cli/admin.js';
 import { openDatabase } from '../src/db/client.js';
-import { activityLogs } from '../src/db/schema/index.js';
+import { activityLogs, trash } from '../src/db/schema/index.js';
 import { compiled } from './compiled.js';
+import { adminOf, make } from './factories.js';
 import { as, createTestApp, createTestDatabase, pgliteDataDir, none, serverUrl, type TestContext } from './helpers.js';
 
 // Issue 15 §3: `npm run admin -- …` creates a user, resets a password, disables two-factor; each audited.
@@ -104,6 +105,28 @@ describe('npm run admin', () => {
     expect(await runAdmin(['disable-2fa', '--email', 'locked@example.com'], env)).toBe('locked@example.com had no two-factor authentication; nothing changed');
   });
 
+  test('purge-trash: entries deleted more than TRASH_RETENTION_DAYS ago go, younger ones stay restorable', async () => {
+    const [old, young] = await withService(async (ctx) => {
+      const admin = await adminOf(ctx);
+      const leads = [await make.lead(ctx), await make.lead(ctx)];
+      for (const lead of leads) expect((await as(ctx, admin).delete(`/api/crm/leads/${lead.id}`)).statusCode).toBe(200);
+      const entries = await Promise.all(leads.map(async (lead) => (await ctx.database.db.select().from(trash).where(eq(trash.record_id, lead.id)))[0]));
+      // The first was deleted 31 days ago (the default retention is 30).
+      await ctx.database.db.update(trash).set({ deleted_at: sql`now() - interval '31 days'` }).where(eq(trash.id, entries[0].id));
+      return entries;
+    });
+    expect(await runAdmin(['purge-trash'], env)).toBe('Purged 1 trash entry deleted more than 30 days ago');
+    expect(await runAdmin(['purge-trash'], env)).toBe('Purged 0 trash entries deleted more than 30 days ago');
+    expect(await runAdmin(['purge-trash'], { ...env, TRASH_RETENTION_DAYS: '1' })).toBe('Purged 0 trash entries deleted more than 1 days ago');
+    await expect(runAdmin(['purge-trash', '--email', 'x@example.com'], env)).rejects.toThrow('purge-trash takes no options (got --email)');
+    await withService(async (ctx) => {
+      const admin = await adminOf(ctx);
+      expect((await as(ctx, admin).post(`/api/crm/trash/${old.id}/restore`)).statusCode).toBe(404);
+      const restored = await as(ctx, admin).post(`/api/crm/trash/${young.id}/restore`);
+      expect(restored.statusCode, restored.body).toBe(200);
+    });
+  });
+
   test.skipIf(Boolean(serverUrl))('refuses to open the embedded database while the service runs on it', async () => {
     writeFileSync(join(dataDir, 'service.pid'), String(process.ppid));
     try {
@@ -119,5 +142,6 @@ describe('npm run admin', () => {
     expect((failed as { code: number }).code).toBe(1);
     expect((failed as { stderr: string }).stderr).toContain('admin: unknown command "make-coffee"');
     expect((failed as { stderr: string }).stderr).toContain('Usage: npm run admin -- <command>');
+    expect((failed as { stderr: string }).stderr).toContain('purge-trash');
   });
 });

@@ -95,7 +95,9 @@ describe('campaigns', () => {
     expect(subs).toContain(subscribed[0]);
 
     expect((await as(ctx, staff).post(`/api/crm/campaigns/${id}/send`)).statusCode).toBe(409);
-    expect((await as(ctx, staff).patch(`/api/crm/campaigns/${id}`, { name: 'late' })).statusCode).toBe(409);
+    const late = await as(ctx, staff).patch(`/api/crm/campaigns/${id}`, { name: 'late' });
+    expect(late.statusCode).toBe(409);
+    expect(late.json()).toEqual({ error: 'Conflict', message: 'A sent campaign cannot be changed', details: { status: 'is sent: the campaign can no longer be changed' } });
     expect((await as(ctx, staff).delete(`/api/crm/campaigns/${id}`)).statusCode).toBe(409);
     // Re-subscribe for the next tests.
     expect((await as(ctx, staff).post('/api/crm/newsletters', { email: subscribed[0] })).statusCode).toBe(200);

@@ -171,6 +171,27 @@ describe('a lead\'s timeline', () => {
     expect((await timeline(lead.id, '?limit=100', token)).pagination.total).toBe(seenByScoped.length);
   });
 
+  test('a lead back from the trash shows one creation and a restore, not a second creation', async () => {
+    const lead = await make.lead(ctx, { email: `restored-${uuidv7()}@example.com`, source: 'referral' }, agent);
+    await ok(as(ctx, agent).patch(`/api/crm/leads/${lead.id}`, { status: 'contacted' }));
+    await ok(as(ctx, manager).delete(`/api/crm/leads/${lead.id}`));
+    const trash = (await ok(as(ctx, manager).get('/api/crm/trash?resource=leads&limit=100'))).json().data as { id: string; deleted_at: string; record_id: string }[];
+    const entry = trash.find((item) => item.record_id === lead.id)!;
+    await ok(as(ctx, manager).post(`/api/crm/trash/${entry.id}/restore`));
+
+    const { data, pagination } = await timeline(lead.id, '?limit=100');
+    expect(data.map((item) => item.type)).toEqual(['lead_restored', 'status_changed', 'lead_created']);
+    expect(pagination.total).toBe(3);
+    expect(data[0]).toMatchObject({
+      actor: { id: manager.id, name: 'Mia Manager' },
+      payload: { status: 'contacted', source: 'referral', deleted_at: entry.deleted_at },
+    });
+    expect(data[2]).toMatchObject({ actor: { id: agent.id }, payload: { status: 'new', source: 'referral' } });
+    // Each kind is its own filter.
+    expect((await timeline(lead.id, '?type=lead_created')).data.map((item) => item.type)).toEqual(['lead_created']);
+    expect((await timeline(lead.id, '?type=lead_restored')).pagination.total).toBe(1);
+  });
+
   test('a lead with nothing but its creation, and one created without an audit trail, answer without error', async () => {
     const lead = await make.lead(ctx, { phone: null, email: `solo-${uuidv7()}@example.com` });
     expect((await timeline(lead.id)).data.map((entry) => entry.type)).toEqual(['lead_created']);

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { make } from './factories.js';
@@ -13,13 +16,22 @@ const ALL = { cms: 'rwd', crm: 'rwd', iam: 'rwd' } as const;
 /** Metrics on, so their endpoint is in the document and fuzzed too. */
 const METRICS_TOKEN = 'fuzz-metrics-token-0123456789abcdef';
 
+/**
+ * A built console, as `npm start` serves: a generated path whose dot segments resolve outside /api and /uploads
+ * (`/uploads/%2e%2e` is `/` to inject's URL parser, as to a browser's) is the console's page, which answers 503 only
+ * while the console has not been built, a state of the checkout the API's answers must not depend on.
+ */
+const consoleDir = mkdtempSync(join(tmpdir(), 'pms-fuzz-console-'));
+mkdirSync(join(consoleDir, 'assets'));
+writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Console</title>');
+
 let ctx: TestContext;
 let operations: Operation[];
 let pools: Pools;
 let caller: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  ctx = await createTestApp({ ALLOWED_ORIGINS: 'https://console.example.com', METRICS_TOKEN }, process.env.FUZZ_LOG ? { logger: { level: 'error' } } : {});
+  ctx = await createTestApp({ ALLOWED_ORIGINS: 'https://console.example.com', METRICS_TOKEN }, { consoleDir, ...(process.env.FUZZ_LOG ? { logger: { level: 'error' } } : {}) });
   caller = await createUser(ctx, ALL, { name: 'Fuzz Caller' });
   // Records to point at, one or more of each kind.
   const project = await make.project(ctx, { name: 'Fuzz Residences', status: 'active' });
@@ -48,7 +60,10 @@ beforeAll(async () => {
   // Deletes last, so the other operations find the records.
   operations = operationsOf(document).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
 }, 180_000);
-afterAll(() => ctx?.close());
+afterAll(async () => {
+  await ctx?.close();
+  rmSync(consoleDir, { recursive: true, force: true });
+});
 
 /** Who sends an operation's requests: its own fresh user for the auth routes (they sign out, change passwords…). */
 async function callerFor(op: Operation): Promise<Record<string, string>> {

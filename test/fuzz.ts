@@ -309,7 +309,11 @@ export function answerProblem(status: number, contentType: string | undefined, b
   if (typeof json.error !== 'string' || !json.error) return `a ${status} without an error: ${body.slice(0, 200)}`;
   if (status === 400) {
     if (json.error !== 'Validation error' || keys !== 'details,error' || !isMessageMap(json.details)) return `a 400 not shaped {error: "Validation error", details}: ${body.slice(0, 300)}`;
-  } else if ([409, 413, 415, 429].includes(status)) {
+  } else if (status === 409) {
+    // A conflict may name the fields that stand in the way, as a 400 names its fields.
+    const named = keys === 'details,error,message' && isMessageMap(json.details);
+    if ((keys !== 'error,message' && !named) || typeof json.message !== 'string') return `a 409 not shaped {error, message, details?}: ${body.slice(0, 300)}`;
+  } else if ([413, 415, 429].includes(status)) {
     if (keys !== 'error,message' || typeof json.message !== 'string') return `a ${status} not shaped {error, message}: ${body.slice(0, 300)}`;
   } else if (keys !== 'error' && keys !== 'error,message') {
     return `a ${status} with other fields: ${body.slice(0, 300)}`;

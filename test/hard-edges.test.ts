@@ -261,4 +261,30 @@ describe('found by the fuzz test', () => {
     expect((await as(ctx, staff).post('/api/iam/users', { email, name: "O'Brien", password: 'Passw0rd!x' })).statusCode).toBe(201);
     expect((await as(ctx, none).post('/api/auth/login', { email, password: 'Passw0rd!x' })).statusCode).toBe(200);
   });
+
+  test('a range whose default bound is computed from the other stays within years 1–9999', async () => {
+    const who = as(ctx, staff);
+    // `from` defaults to 29 days before `to`: before year 1 it would be, so it is the first day there is.
+    for (const [query, range, days] of [
+      ['to=0001-01-01', { from: '0001-01-01', to: '0001-01-01' }, 1],
+      ['to=0001-01-02', { from: '0001-01-01', to: '0001-01-02' }, 2],
+      ['to=0001-01-30', { from: '0001-01-01', to: '0001-01-30' }, 30],
+      ['to=0001-01-31', { from: '0001-01-02', to: '0001-01-31' }, 30],
+      ['to=9999-12-31', { from: '9999-12-02', to: '9999-12-31' }, 30],
+      ['from=0001-01-01&to=0001-01-01', { from: '0001-01-01', to: '0001-01-01' }, 1],
+      ['from=9999-12-31&to=9999-12-31', { from: '9999-12-31', to: '9999-12-31' }, 1],
+    ] as const) {
+      const res = await who.get(`/api/crm/stats?${query}`);
+      expect(res.statusCode, `${query}: ${res.body}`).toBe(200);
+      expect(res.json().range, query).toEqual(range);
+      expect(res.json().leads.new_per_day, query).toHaveLength(days);
+    }
+    // `to` defaults to today: a `from` after it is the request's own mistake, named.
+    const future = await who.get('/api/crm/stats?from=9999-12-31');
+    expect(future.statusCode, future.body).toBe(400);
+    expect(future.json()).toEqual({ error: 'Validation error', details: { from: expect.stringMatching(/^must not be after to \(default: today, \d{4}-\d{2}-\d{2}\)$/) } });
+    const early = await who.get('/api/crm/stats?from=0001-01-01');
+    expect(early.statusCode, early.body).toBe(400);
+    expect(early.json()).toEqual(validationError('from'));
+  });
 });

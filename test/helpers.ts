@@ -143,11 +143,11 @@ export type TestContext = { app: App; database: Database; config: Config; close:
 /** Builds the real app on a fresh database. `env` overrides configuration variables. */
 export async function createTestApp(
   env: TestEnv = {},
-  options: { logger?: object; database?: Database; register?: (app: App) => Promise<void> | void; jobs?: boolean; rateLimitNamespace?: string } = {},
+  options: { logger?: object; database?: Database; register?: (app: App) => Promise<void> | void; jobs?: boolean; rateLimitNamespace?: string; consoleDir?: string } = {},
 ): Promise<TestContext> {
   const config = testConfig(env);
   const database = options.database ?? (await createTestDatabase());
-  const app = await buildApp({ config, database, logger: options.logger ?? false, jobs: options.jobs ?? false, rateLimitNamespace: options.rateLimitNamespace ?? `pms-test-${uuidv7()}-` });
+  const app = await buildApp({ config, database, logger: options.logger ?? false, jobs: options.jobs ?? false, rateLimitNamespace: options.rateLimitNamespace ?? `pms-test-${uuidv7()}-`, consoleDir: options.consoleDir });
   await options.register?.(app);
   await app.ready();
   return {

@@ -36,11 +36,16 @@ describe('inventory state has one owner', () => {
       if (status === 'confirmed') expect((await as(ctx, staff).patch(`/api/crm/reservations/${reservation.id}`, { status })).statusCode).toBe(200);
       const direct = await as(ctx, staff).patch(`/api/crm/inventory/${unit.id}`, { status: 'available' });
       expect(direct.statusCode, direct.body).toBe(409);
-      expect(direct.json()).toEqual({ error: 'Conflict', message: expect.stringMatching(new RegExp(`held by a ${status} reservation`)) });
+      expect(direct.json()).toEqual({
+        error: 'Conflict', message: expect.stringMatching(new RegExp(`held by a ${status} reservation`)),
+        details: { status: `cannot be available while a ${status} reservation holds the unit` },
+      });
       expect((await as(ctx, staff).patch('/api/projects/inventory', { inventory_id: unit.id, status: 'available' })).statusCode).toBe(409);
       expect(await unitOf(unit.id)).toMatchObject({ status: 'reserved', sold_to: reservation.id });
       // So nobody can reserve it a second time.
-      expect((await as(ctx, staff).post('/api/crm/reservations', { inventory_id: unit.id, client_name: 'Second', email: 'second@example.com' })).statusCode).toBe(409);
+      const second = await as(ctx, staff).post('/api/crm/reservations', { inventory_id: unit.id, client_name: 'Second', email: 'second@example.com' });
+      expect(second.statusCode).toBe(409);
+      expect(second.json()).toEqual({ error: 'Conflict', message: 'The unit is reserved', details: { inventory_id: 'the unit is reserved' } });
     }
     // Cancelling the reservation is the way back on sale.
     expect((await as(ctx, staff).patch(`/api/crm/reservations/${reservation.id}`, { status: 'cancelled' })).statusCode).toBe(200);
@@ -76,8 +81,11 @@ describe('inventory state has one owner', () => {
 
     const cancel = await as(ctx, staff).patch(`/api/crm/reservations/${reservation.id}`, { status: 'cancelled' });
     expect(cancel.statusCode, cancel.body).toBe(409);
-    expect(cancel.json()).toEqual({ error: 'Conflict', message: expect.stringMatching(/is sold/) });
-    expect((await as(ctx, staff).delete(`/api/crm/reservations/${reservation.id}`)).statusCode).toBe(409);
+    expect(cancel.json()).toEqual({ error: 'Conflict', message: expect.stringMatching(/is sold/), details: { status: expect.stringMatching(/^cannot be cancelled while the unit .+ is sold$/) } });
+    // A delete sends no field: the message alone says why.
+    const removal = await as(ctx, staff).delete(`/api/crm/reservations/${reservation.id}`);
+    expect(removal.statusCode).toBe(409);
+    expect(removal.json()).toEqual({ error: 'Conflict', message: expect.stringMatching(/is sold/) });
     expect(await reservationOf(reservation.id)).toMatchObject({ status: 'confirmed' });
     expect(await unitOf(unit.id)).toMatchObject({ status: 'sold', sold_to: reservation.id });
 

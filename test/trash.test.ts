@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { clock } from '../src/clock.js';
 import { purgeTrash } from '../src/data/trash.js';
 import { trashPurge } from '../src/jobs/trash-purge.js';
-import { activityLogs, moduleAccess } from '../src/db/schema/index.js';
+import { activityLogs, moduleAccess, trash } from '../src/db/schema/index.js';
 import { usageOf } from '../src/media/library.js';
 import { adminOf, make } from './factories.js';
-import { as, createTestApp, createUser, login, none, resolvedOpenapi, type TestContext } from './helpers.js';
+import { as, CRON_SECRET, createTestApp, createUser, login, none, resolvedOpenapi, type TestContext } from './helpers.js';
 
 // Issue 24 §2: deleted cms and crm records stay restorable for TRASH_RETENTION_DAYS, with their ids and dependants.
 
@@ -338,6 +338,38 @@ describe('retention', () => {
     expect(res.json()).toEqual({ error: 'Resource not found', message: 'Trash entry not found' });
     // The delete's activity log outlives the trash entry (kept ACTIVITY_LOG_RETENTION_DAYS).
     expect((await logsOf(amenity.id)).at(-1)).toMatchObject({ action: 'delete', id: entry!.id });
+  });
+
+  test('POST /api/cron/trash-purge runs the purge now: bearer CRON_SECRET, {deleted, message}', async () => {
+    const purge = (authorization?: string) => as(ctx, none, { headers: authorization ? { authorization } : {} }).post('/api/cron/trash-purge');
+    for (const header of [undefined, 'Bearer wrong', CRON_SECRET, admin.headers.authorization]) {
+      const res = await purge(header);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'Authentication required' });
+    }
+    const lead = await make.lead(ctx);
+    await as(ctx, admin).delete(`/api/crm/leads/${lead.id}`);
+    const entry = await entryOf('crm', lead.id);
+    expect(entry).toBeDefined();
+    const real = clock.now;
+    const DAY = 24 * 3600 * 1000;
+    try {
+      // Every entry of this app was deleted today: none is 30 days old yet.
+      clock.now = () => new Date(Date.now() + 29 * DAY);
+      const early = await purge(`Bearer ${CRON_SECRET}`);
+      expect(early.statusCode, early.body).toBe(200);
+      expect(early.json()).toEqual({ deleted: 0, message: 'Purged 0 trash entries deleted more than 30 days ago' });
+      expect(await entryOf('crm', lead.id)).toBeDefined();
+      const waiting = (await ctx.database.db.select({ id: trash.id }).from(trash)).length;
+      clock.now = () => new Date(Date.now() + 31 * DAY);
+      const late = await purge(`Bearer ${CRON_SECRET}`);
+      expect(late.statusCode, late.body).toBe(200);
+      expect(late.json()).toEqual({ deleted: waiting, message: `Purged ${waiting} trash ${waiting === 1 ? 'entry' : 'entries'} deleted more than 30 days ago` });
+    } finally {
+      clock.now = real;
+    }
+    expect(await ctx.database.db.select().from(trash)).toEqual([]);
+    expect((await as(ctx, admin).post(`/api/crm/trash/${entry!.id}/restore`)).statusCode).toBe(404);
   });
 
   test('the files of a trashed gallery image count as used until the entry goes', async () => {

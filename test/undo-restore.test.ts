@@ -154,8 +154,20 @@ describe('the resource\'s own rules decide', () => {
     const entry = await newestEntry('/api/crm/reservations', reservation.id);
     const res = await as(ctx, admin).post(`/api/crm/reservations/${reservation.id}/history/${entry.id}/restore`, {});
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ error: 'Conflict', message: 'A cancelled reservation cannot become pending' });
+    // Named like a 400 names its field: the field whose value the move refuses.
+    expect(res.json()).toEqual({ error: 'Conflict', message: 'A cancelled reservation cannot become pending', details: { status: 'cannot move from cancelled to pending: cancelled is final' } });
     expect((await detail('/api/crm/reservations', reservation.id)).status).toBe('cancelled');
+    // The OpenAPI document's 409 of the restore (and of PATCH) allows those details.
+    const doc = await resolvedOpenapi(ctx);
+    for (const operation of [doc.paths['/api/crm/reservations/{id}/history/{log_id}/restore'].post, doc.paths['/api/crm/reservations/{id}'].patch]) {
+      const schema = operation.responses['409'].content['application/json'].schema;
+      expect(schema.properties.details).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
+      expect(schema.additionalProperties).not.toBe(false);
+    }
+    // A PATCH making the same move is refused alike.
+    const patch = await as(ctx, admin).patch(`/api/crm/reservations/${reservation.id}`, { status: 'confirmed' });
+    expect(patch.statusCode).toBe(409);
+    expect(patch.json().details).toEqual({ status: 'cannot move from cancelled to confirmed: cancelled is final' });
   });
 
   test('a unique value now taken is a 409 naming it (a project\'s slug)', async () => {
@@ -165,7 +177,7 @@ describe('the resource\'s own rules decide', () => {
     await make.project(ctx, { slug: 'undo-slug-taken' });
     const res = await as(ctx, admin).post(`/api/cms/projects/${project.id}/history/${entry.id}/restore`, {});
     expect(res.statusCode).toBe(409);
-    expect(res.json().message).toBe('The slug "undo-slug-taken" is already in use');
+    expect(res.json()).toEqual({ error: 'Conflict', message: 'The slug "undo-slug-taken" is already in use', details: { slug: 'is already in use by another record' } });
   });
 
   test('a reference that no longer exists is a 400 naming the field (a lead\'s assignee deleted since)', async () => {
@@ -195,7 +207,7 @@ describe('the resource\'s own rules decide', () => {
     const created = await newestEntry('/api/crm/leads', lead.id);
     const res = await as(ctx, admin).post(`/api/crm/leads/${lead.id}/history/${created.id}/restore`, {});
     expect(res.statusCode).toBe(409);
-    expect(res.json().message).toBe('A create has no earlier state: delete the lead instead');
+    expect(res.json()).toEqual({ error: 'Conflict', message: 'A create has no earlier state: delete the lead instead', details: { to: 'the create\'s "before" holds no fields' } });
     expect((await as(ctx, admin).delete(`/api/crm/leads/${lead.id}`)).statusCode).toBe(200);
     const deleted = await newestEntry('/api/crm/leads', lead.id);
     expect((await as(ctx, admin).post(`/api/crm/leads/${lead.id}/history/${deleted.id}/restore`, {})).statusCode).toBe(404);

@@ -29,8 +29,9 @@ export function restoreBody(entry: { action: string; changes: { before: Fields; 
   const side = entry.changes[to] ?? {};
   const fields = Object.keys(side);
   if (!fields.length) {
-    throw conflict(entry.action === 'create' ? `A create has no earlier state: delete the ${label.toLowerCase()} instead`
-      : entry.action === 'delete' ? 'A delete has no later state: restore the record from the trash instead' : 'The change holds no fields to restore');
+    const message = entry.action === 'create' ? `A create has no earlier state: delete the ${label.toLowerCase()} instead`
+      : entry.action === 'delete' ? 'A delete has no later state: restore the record from the trash instead' : 'The change holds no fields to restore';
+    throw conflict(message, { to: `the ${entry.action}'s "${to}" holds no fields` });
   }
   const body: Fields = {};
   const skipped: string[] = [];
@@ -38,7 +39,10 @@ export function restoreBody(entry: { action: string; changes: { before: Fields; 
     if (settable.includes(field)) body[field] = side[field];
     else skipped.push(field);
   }
-  if (!Object.keys(body).length) throw conflict(`None of the fields of this change (${skipped.join(', ')}) can be set: the service sets them by its own rules`);
+  if (!Object.keys(body).length) {
+    const message = `None of the fields of this change (${skipped.join(', ')}) can be set: the service sets them by its own rules`;
+    throw conflict(message, Object.fromEntries(skipped.map((field) => [field, 'is set by the service, not restored'])));
+  }
   return { body, skipped };
 }
 

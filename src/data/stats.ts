@@ -15,6 +15,16 @@ export async function countsBy<V extends string>(lists: ListRunner, resource: Re
 
 const DAY_MS = 24 * 3600 * 1000;
 
+const FIRST_DAY = Date.parse('0001-01-01T00:00:00Z');
+const LAST_DAY = Date.parse('9999-12-31T00:00:00Z');
+
+/**
+ * The day `n` days after `day` (before, for a negative `n`), kept within years 1–9999: a range's default bound computed
+ * from the other one (the 30 days up to `to`) stays a day PostgreSQL and `YYYY-MM-DD` can hold.
+ */
+export const shiftDay = (day: string, n: number) =>
+  new Date(Math.min(LAST_DAY, Math.max(FIRST_DAY, Date.parse(`${day}T00:00:00Z`) + n * DAY_MS))).toISOString().slice(0, 10);
+
 /** How many days from `from` to `to` inclusive (UTC): a range's size, known before any day of it is listed. */
 export const dayCount = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS) + 1;
 

@@ -3,7 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { clock } from '../clock.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { type ChangedRow, type ModuleName, trash, type TrashedRow } from '../db/schema/index.js';
-import { ApiError, notFound } from '../errors.js';
+import { conflict, notFound } from '../errors.js';
 import type { Actor } from './actor.js';
 import { keyOf, type Predicate } from './filters.js';
 import { audited, type Work } from './mutations.js';
@@ -19,7 +19,7 @@ import { declaredResources, type Resource } from './resource.js';
 type Row = Record<string, unknown>;
 
 /** A 409 naming the field that stands in the way (in `message` and in `details`). */
-const blocked = (field: string, message: string) => new ApiError(409, { error: 'Conflict', message, details: { [field]: message } });
+const blocked = (field: string, message: string) => conflict(message, { [field]: message });
 
 // ── Which resources ─────────────────────────────────────────────────────────────────────────────────────────
 
@@ -287,3 +287,6 @@ export async function purgeTrash(db: Executor, days: number): Promise<number> {
   }
   return purged;
 }
+
+/** What a purge run on demand answers (`POST /api/cron/trash-purge`, `npm run admin -- purge-trash`). */
+export const trashPurgedMessage = (deleted: number, days: number) => `Purged ${deleted} trash ${deleted === 1 ? 'entry' : 'entries'} deleted more than ${days} days ago`;

@@ -133,6 +133,7 @@ function entryText(entry: Entry): { title: ReactNode; text?: string } {
       return { title, text: p.body ?? undefined };
     }
     case 'lead_created': return { title: `Lead created (${p.status}, from ${p.source})` };
+    case 'lead_restored': return { title: `Lead restored from the trash (${p.status})${p.deleted_at ? `, deleted ${dateTimeText(p.deleted_at)}` : ''}` };
     case 'status_changed': return { title: `Status: ${p.from ?? '—'} → ${p.to}` };
     case 'assigned': return { title: p.to ? `Assigned to ${p.to.name}` : `Unassigned${p.from ? ` from ${p.from.name}` : ''}` };
     case 'reservation': return { title: <>Reservation <MuiLink component={Link} to={`/reservations/${p.id}/show`}>{p.inventory_code ?? p.client_name}</MuiLink> ({p.status})</> };

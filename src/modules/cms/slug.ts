@@ -36,5 +36,5 @@ export async function uniqueSlug(tx: Executor, table: PgTable, slugColumn: PgCol
 export async function assertSlugFree(tx: Executor, table: PgTable, slugColumn: PgColumn, idColumn: PgColumn, slug: string, exceptId?: string) {
   const where: SQL | undefined = exceptId ? and(eq(slugColumn, slug), ne(idColumn, exceptId)) : eq(slugColumn, slug);
   const [row] = await tx.select({ id: idColumn }).from(table).where(where).limit(1);
-  if (row) throw conflict(`The slug "${slug}" is already in use`);
+  if (row) throw conflict(`The slug "${slug}" is already in use`, { slug: 'is already in use by another record' });
 }

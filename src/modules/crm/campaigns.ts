@@ -71,7 +71,7 @@ const assertRenderable = (content: string | undefined) => {
 };
 
 const refuseSent = (current: { status: string }) => {
-  if (current.status === 'sent') throw conflict('A sent campaign cannot be changed');
+  if (current.status === 'sent') throw conflict('A sent campaign cannot be changed', { status: 'is sent: the campaign can no longer be changed' });
 };
 
 export default async function campaignRoutes(app: App) {

@@ -90,7 +90,9 @@ async function checkUnitState(work: Work, unit: Unit, next: Patch<typeof invento
   if (next.status === 'available' && unit.status !== 'available') {
     const [held] = await work.tx.select({ status: reservations.status }).from(reservations)
       .where(and(eq(reservations.inventory_id, unit.id), inArray(reservations.status, HOLDING))).limit(1);
-    if (held) throw conflict(`The unit is held by a ${held.status} reservation; cancel that reservation to put the unit back on sale`);
+    if (held) {
+      throw conflict(`The unit is held by a ${held.status} reservation; cancel that reservation to put the unit back on sale`, { status: `cannot be available while a ${held.status} reservation holds the unit` });
+    }
   }
   if (next.sold_to) {
     const [reservation] = await work.tx.select({ inventory_id: reservations.inventory_id }).from(reservations).where(eq(reservations.id, next.sold_to)).limit(1);

@@ -62,10 +62,13 @@ const withDate = <T extends { reservation_date?: string }>(body: T) =>
  * by another reservation is left alone. A sold unit stays sold: its pending or confirmed reservations cannot be
  * cancelled or deleted until staff change the unit (409).
  */
-async function releaseUnit(work: Work, reservation: ReservationRow) {
+async function releaseUnit(work: Work, reservation: ReservationRow, field?: 'status') {
   if (!reservation.inventory_id || reservation.status === 'cancelled') return;
   const unit = await work.lock(inventoryResource, reservation.inventory_id).catch(() => null);
-  if (unit?.status === 'sold') throw conflict(`The unit ${unit.inventory_code} is sold; change the unit's status before cancelling or deleting its reservation`);
+  if (unit?.status === 'sold') {
+    const message = `The unit ${unit.inventory_code} is sold; change the unit's status before cancelling or deleting its reservation`;
+    throw conflict(message, field ? { [field]: `cannot be cancelled while the unit ${unit.inventory_code} is sold` } : undefined);
+  }
   if (!unit || unit.sold_to !== reservation.id) return;
   await changeUnit(work, unit.id, { status: 'available', sold_to: null });
 }
@@ -90,7 +93,7 @@ export default async function reservationRoutes(app: App) {
       // The unit's row is locked first: of many concurrent reservations of one unit exactly one wins.
       insert: async (work, values, body) => {
         const unit = await work.lock(inventoryResource, body.inventory_id);
-        if (unit.status !== 'available') throw conflict(`The unit is ${unit.status}`);
+        if (unit.status !== 'available') throw conflict(`The unit is ${unit.status}`, { inventory_id: `the unit is ${unit.status}` });
         const reservation = await work.create(reservationResource, values);
         await changeUnit(work, unit.id, { status: 'reserved', sold_to: reservation.id });
         return reservation;
@@ -101,12 +104,13 @@ export default async function reservationRoutes(app: App) {
       summary: 'Update a reservation (cancelling frees its unit)',
       values: (body, current) => {
         if (body.status !== undefined && body.status !== current.status && !MOVES[current.status]?.includes(body.status)) {
-          throw conflict(`A ${current.status} reservation cannot become ${body.status}`);
+          const allowed = MOVES[current.status]?.length ? `it may become ${MOVES[current.status].join(' or ')}` : 'cancelled is final';
+          throw conflict(`A ${current.status} reservation cannot become ${body.status}`, { status: `cannot move from ${current.status} to ${body.status}: ${allowed}` });
         }
         return withLowerEmail(withDate(body));
       },
       after: async (row, before, work) => {
-        if (row.status === 'cancelled' && before.status !== 'cancelled') await releaseUnit(work, before);
+        if (row.status === 'cancelled' && before.status !== 'cancelled') await releaseUnit(work, before, 'status');
       },
     },
     remove: {

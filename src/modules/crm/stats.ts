@@ -2,7 +2,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { App } from '../../types.js';
 import { clock } from '../../clock.js';
-import { byValue, countsBy, dayCount, daysBetween, perValue } from '../../data/stats.js';
+import { byValue, countsBy, dayCount, daysBetween, perValue, shiftDay } from '../../data/stats.js';
 import { campaigns, INQUIRY_STATUSES, inventoryUnits, LEAD_SOURCES, LEAD_STATUSES, projects, RESERVATION_STATUSES, SUBSCRIPTION_STATUSES, UNIT_STATUSES } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
 import { recordScope } from '../../auth/guard.js';
@@ -27,7 +27,7 @@ const Day = () => Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$
 const StatsQuery = Strict({
   from: Type.Optional(Day()),
   to: Type.Optional(Day()),
-}, { description: 'The range of new_per_day and new_in_range, inclusive (UTC days); default: the last 30 days up to today' });
+}, { description: 'The range of new_per_day and new_in_range, inclusive (UTC days); default: the last 30 days up to today (`to` defaults to today, `from` to 29 days before `to`, never before 0001-01-01)' });
 
 const CrmStats = Strict({
   range: Strict({ from: Day(), to: Day() }),
@@ -73,7 +73,6 @@ const CrmStats = Strict({
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 const today = () => clock.now().toISOString().slice(0, 10);
-const daysAgo = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) - n * 24 * 3600 * 1000).toISOString().slice(0, 10);
 
 /** The crm dashboard in one request (issue 14 §4), guarded by crm read like every crm route. */
 export default async function crmStatsRoutes(app: App) {
@@ -90,8 +89,9 @@ export default async function crmStatsRoutes(app: App) {
     },
   }, async (request) => {
     const to = request.query.to ?? today();
-    const from = request.query.from ?? daysAgo(to, 29);
-    if (from > to) throw validationError({ from: 'must not be after to' });
+    // The default start is computed from the end: never before the first day PostgreSQL stores (`to=0001-01-01`).
+    const from = request.query.from ?? shiftDay(to, -29);
+    if (from > to) throw validationError({ from: request.query.to === undefined ? `must not be after to (default: today, ${to})` : 'must not be after to' });
     // Measured before the days are listed: years 1 to 9999 would be 3.65 million of them, built only to be refused.
     if (dayCount(from, to) > MAX_DAYS) throw validationError({ from: `must be at most ${MAX_DAYS} days before to` });
     const days = daysBetween(from, to);

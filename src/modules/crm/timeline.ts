@@ -16,7 +16,7 @@ import { UserRef } from './shared.js';
 
 /**
  * A lead's timeline (issue 23): one paged list, newest first, of everything the service knows about the lead — its
- * activities, its creation, status changes and assignments (from the audit trail), its reservations, the inquiries and
+ * activities, its creation (and restores from the trash), status changes and assignments (from the audit trail), its reservations, the inquiries and
  * newsletter subscription of its e-mail or phone, the campaign e-mails delivered to its address and its follow-ups done.
  * One statement: each source is read through its own index, newest first and cut at the page's end, then merged; the
  * total is the sum of each source's count.
@@ -26,6 +26,10 @@ const Text = Type.String();
 const payloads = {
   activity: Strict({ id: Uuid(), kind: StringEnum(ACTIVITY_KINDS), body: Nullable(Text), outcome: Nullable(StringEnum(CALL_OUTCOMES)), place: Nullable(Text) }),
   lead_created: Strict({ status: StringEnum(LEAD_STATUSES), source: StringEnum(LEAD_SOURCES) }),
+  lead_restored: Strict({
+    status: StringEnum(LEAD_STATUSES), source: StringEnum(LEAD_SOURCES),
+    deleted_at: Nullable(Timestamp({ description: 'When the lead had been deleted (null once that log is past its retention)' })),
+  }, { description: 'The lead came back from the trash, as it was when deleted' }),
   status_changed: Strict({ from: Nullable(StringEnum(LEAD_STATUSES)), to: StringEnum(LEAD_STATUSES) }),
   assigned: Strict({ from: UserRef, to: UserRef }),
   reservation: Strict({ id: Uuid(), status: Text, client_name: Text, project_name: Nullable(Text), inventory_code: Nullable(Text) }),
@@ -85,8 +89,12 @@ function sources(lead: Lead, scoped: RelatedScopes = {}): Source[] {
         from crm_activities a where a.lead_id = ${id}`,
       count: sql`select count(*) from crm_activities a where a.lead_id = ${id}`,
     },
-    logged('lead_created', sql`l.action = 'create'`,
+    // A trash restore writes a create naming the delete it undoes (`restored_from`): a restore, not a second creation.
+    logged('lead_created', sql`l.action = 'create' and l.restored_from is null`,
       sql`jsonb_build_object('status', coalesce(l.changes->'after'->>'status', 'new'), 'source', coalesce(l.changes->'after'->>'source', 'website'))`),
+    logged('lead_restored', sql`l.action = 'create' and l.restored_from is not null`,
+      sql`jsonb_build_object('status', coalesce(l.changes->'after'->>'status', 'new'), 'source', coalesce(l.changes->'after'->>'source', 'website'),
+        'deleted_at', (select ${iso(sql`d.created_at`)} from activity_logs d where d.id = l.restored_from))`),
     logged('status_changed', sql`l.action = 'update' and jsonb_exists(l.changes->'after', 'status')`,
       sql`jsonb_build_object('from', l.changes->'before'->>'status', 'to', l.changes->'after'->>'status')`),
     logged('assigned', sql`l.action = 'update' and jsonb_exists(l.changes->'after', 'assigned_to')`,
@@ -162,7 +170,7 @@ export default async function timelineRoutes(app: App) {
     schema: {
       operationId: 'getLeadTimeline',
       summary: 'Everything known about a lead, newest first, paged',
-      description: 'Merges the lead\'s activities; its creation, status changes and assignments (audit trail); reservations made for it; '
+      description: 'Merges the lead\'s activities; its creation, restores from the trash, status changes and assignments (audit trail); reservations made for it; '
         + 'inquiries and the newsletter subscription of its e-mail (or, for inquiries, its phone, compared by digits); campaign e-mails '
         + 'delivered to its address; and its follow-ups marked done. `type` narrows it to some kinds of entries. Each entry: `type`, `at`, '
         + '`actor` (who did it, where known) and a `payload` whose shape its type gives.',
