@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:stress`: the whole suite, three times in a row, while two busy loops keep two cores busy (issue 25):
+// `npm run test:stress`: the whole suite, three times in a row, while two busy loops keep two cores busy:
 // no test may depend on the machine's speed. Prints each run's result and duration; exits non-zero if any run failed.
 // Arguments after `--` go to every `vitest run` (e.g. `npm run test:stress -- --exclude 'test/e2e/**'`).
 // Environment: STRESS_RUNS (default 3), STRESS_LOOPS (default 2); DATABASE_URL/REDIS_URL as for `npm test`.

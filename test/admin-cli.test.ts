@@ -13,7 +13,7 @@ import { compiled } from './compiled.js';
 import { adminOf, make } from './factories.js';
 import { as, createTestApp, createTestDatabase, pgliteDataDir, none, serverUrl, type TestContext } from './helpers.js';
 
-// Issue 15 §3: `npm run admin -- …` creates a user, resets a password, disables two-factor; each audited.
+// `npm run admin -- …` creates a user, resets a password, disables two-factor; each audited.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'pms-admin-'));
 let server: Awaited<ReturnType<typeof createTestDatabase>> | undefined;

@@ -4,7 +4,7 @@ import { activityLogs, apiTokens } from '../src/db/schema/index.js';
 import { as, createTestApp, createUser, none, PATIENCE_MS, type TestContext } from './helpers.js';
 import { outboxReader, resetTokenOf } from './mail.js';
 
-// Issue 14 §1: API tokens for integrations.
+// API tokens for integrations.
 
 let ctx: TestContext;
 let owner: Awaited<ReturnType<typeof createUser>>;

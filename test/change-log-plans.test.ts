@@ -8,7 +8,7 @@ import { anyChangeSince } from '../src/data/page-cache.js';
 import { leadResource } from '../src/modules/crm/lead-resource.js';
 import { createTestApp, type TestContext } from './helpers.js';
 
-// Issue 22: list statements are prepared once per connection and PostgreSQL keeps their generic plan. Planned while the
+// List statements are prepared once per connection and PostgreSQL keeps their generic plan. Planned while the
 // change log was nearly empty (a fresh database, or just after a prune), the inline read of the log was a sequential
 // scan and a sort, and it stayed one as the log grew: every list request beside a stream of writes scanned the whole
 // log. The reads the list runner prepares must stay on the (resource, xid) index whatever the log's size at planning.

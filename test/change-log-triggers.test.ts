@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { as, createTestApp, createUser, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 
-// Issue 21: the change log is written by the database. Rows written on a separate connection with plain SQL (no service
+// The change log is written by the database. Rows written on a separate connection with plain SQL (no service
 // code at all) must show in the next list page, its exact total, a kept page, the crm stats and a record's detail.
 // SLOW_PAGE_MS=0 keeps every page read, so every second read of a page is a kept-page check.
 

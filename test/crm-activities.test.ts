@@ -4,7 +4,7 @@ import { activityLogs, webhookDeliveries } from '../src/db/schema/index.js';
 import { make } from './factories.js';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
-// Issue 23 §2: activities on a lead — kinds and what each needs, author-only changes, audit, webhook events, paged lists.
+// Activities on a lead — kinds and what each needs, author-only changes, audit, webhook events, paged lists.
 
 let ctx: TestContext;
 let agent: Awaited<ReturnType<typeof createUser>>;

@@ -6,7 +6,7 @@ import { adminOf, make } from './factories.js';
 import { as, createTestApp, createUser, none, type Reply, resolvedOpenapi, type TestContext } from './helpers.js';
 
 /**
- * CRM record scopes (issue 23, item 1): who sees which leads, reservations and inquiries. Every crm route of the
+ * CRM record scopes: who sees which leads, reservations and inquiries. Every crm route of the
  * OpenAPI document is either in the matrix below (each scope × a record inside and outside it) or allowed out of it
  * with its reason, so a new route cannot escape.
  */

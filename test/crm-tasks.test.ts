@@ -10,7 +10,7 @@ import { make } from './factories.js';
 import { as, createTestApp, createUser, none, type Reply, type TestContext } from './helpers.js';
 import { outboxReader } from './mail.js';
 
-// Issue 23 §3: follow-ups — defaults, references, done/undone, `mine` and `due` (in TASK_TIME_ZONE), the morning e-mail.
+// Follow-ups — defaults, references, done/undone, `mine` and `due` (in TASK_TIME_ZONE), the morning e-mail.
 
 let ctx: TestContext;
 let agent: Awaited<ReturnType<typeof createUser>>;

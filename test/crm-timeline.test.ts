@@ -5,7 +5,7 @@ import { activityLogs, campaignDeliveries, leads, moduleAccess } from '../src/db
 import { make } from './factories.js';
 import { as, countQueries, createTestApp, createUser, login, none, type Reply, type TestContext } from './helpers.js';
 
-// Issue 23 §2: a lead's timeline merges what the service knows about the lead; a reservation names its lead; an
+// A lead's timeline merges what the service knows about the lead; a reservation names its lead; an
 // inquiry becomes a lead in one action.
 
 let ctx: TestContext;

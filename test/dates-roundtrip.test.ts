@@ -9,7 +9,7 @@ import { adminOf, make } from './factories.js';
 import { as, createTestApp, createTestDatabase, none, type Reply, resolvedOpenapi, type TestContext } from './helpers.js';
 
 /**
- * Issue 21, item 2 (CONTRACT §2, §13): every date-time a request body takes keeps years 1–9999 to the millisecond,
+ * Every date-time a request body takes keeps years 1–9999 to the millisecond,
  * first and last instant alike, through create, PATCH and every read: detail, list (also sorted by it and filtered
  * to it), CSV export, the activity log (list, detail, export, the record's history) and webhook payloads. Out of
  * range is 400 `details.<field>`.
@@ -99,7 +99,7 @@ const RECIPES: Record<string, Recipe> = {
       return { id: res.json().id, before: previous };
     },
   },
-  // A lead's activity (issue 23), written by its author (the admin here, who may then edit it).
+  // A lead's activity, written by its author (the admin here, who may then edit it).
   'POST /api/crm/leads/{id}/activities': {
     fields: ['occurred_at'], base: '/api/crm/activities', body: async () => ({ kind: 'call', outcome: 'answered', body: 'Called' }),
     path: async () => `/api/crm/leads/${(await make.lead(ctx)).id}/activities`,

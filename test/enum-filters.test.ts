@@ -6,7 +6,7 @@ import { localDay } from '../src/modules/crm/tasks.js';
 import { adminOf, make } from './factories.js';
 import { as, countQueries, createTestApp, resolvedOpenapi, type TestContext } from './helpers.js';
 
-// Issue 21, item 3: every enum filter of every list takes several values, comma-separated (`?status=new,contacted`)
+// Every enum filter of every list takes several values, comma-separated (`?status=new,contacted`)
 // or repeated (`?status=new&status=contacted`), and the OpenAPI document says so. The lists and their enum parameters
 // are read off the document itself, so a list added later is checked without touching this file (and fails here,
 // loudly, when nothing seeded lets it be exercised).
@@ -95,7 +95,7 @@ beforeAll(async () => {
   await db.insert(webhookDeliveries).values([delivery('pending', 1), delivery('delivered', 2), delivery('failed', 3), delivery('pending', 4)]);
   concrete['/api/iam/webhooks/{id}/deliveries'] = `/api/iam/webhooks/${hooks.log}/deliveries`;
 
-  // A lead's story (issue 23): an activity of every kind, and its timeline (creation, a status change, activities).
+  // A lead's story: an activity of every kind, and its timeline (creation, a status change, activities).
   const storied = leadIds[0];
   const soon = new Date(Date.now() + 3600_000).toISOString();
   for (const activity of [{ kind: 'note', body: 'Prefers corner lots' }, { kind: 'call', outcome: 'no_answer' }, { kind: 'email', body: 'Sent the price list' },
@@ -112,7 +112,7 @@ beforeAll(async () => {
     await ok(api.post('/api/crm/tasks', { title: `Due ${due_at.toISOString()}`, due_at: due_at.toISOString() }), 201);
   }
   await ok(api.post('/api/crm/tasks', { title: 'Done already', due_at: later.toISOString(), done: true }), 201);
-  // The trash of each module (issue 24): deleted records of two resources each.
+  // The trash of each module: deleted records of two resources each.
   await ok(api.delete(`/api/cms/articles/${(await make.article(ctx)).id}`));
   await ok(api.delete(`/api/cms/careers/${(await make.career(ctx)).id}`));
   await ok(api.delete(`/api/crm/leads/${(await make.lead(ctx)).id}`));

@@ -5,7 +5,7 @@ import { activityLogs, leads } from '../src/db/schema/index.js';
 import { make } from './factories.js';
 import { as, createTestApp, createUser, type TestContext } from './helpers.js';
 
-// Issue 14 §5: several values per enum filter, date ranges on lists and exports, a record's own history.
+// Several values per enum filter, date ranges on lists and exports, a record's own history.
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;

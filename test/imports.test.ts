@@ -7,7 +7,7 @@ import { runImport } from '../src/modules/crm/import-engine.js';
 import { as, createTestApp, createTestDatabase, createUser, eventually, none, type TestContext } from './helpers.js';
 import { make } from './factories.js';
 
-// CSV import (issue 14, item 3): leads, inventory units and newsletter subscribers, in their export's columns.
+// CSV import: leads, inventory units and newsletter subscribers, in their export's columns.
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;

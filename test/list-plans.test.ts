@@ -8,7 +8,7 @@ import * as schema from '../src/db/schema/index.js';
 import { leadResource } from '../src/modules/crm/lead-resource.js';
 import { as, createTestApp, createUser, type TestContext } from './helpers.js';
 
-// Issue 22: a page's statement with its LIMIT and OFFSET as parameters was planned anew on every execution (PostgreSQL
+// A page's statement with its LIMIT and OFFSET as parameters was planned anew on every execution (PostgreSQL
 // costs a generic plan of such a statement as if a tenth of the rows were read, so it never keeps one): most of a page's
 // time in the database whenever the page could not be kept, as while leads were being created. The first pages now
 // carry both as constants, so PostgreSQL compares true costs and keeps the generic plan.

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { activityLogs, leads, type LEAD_STATUSES } from '../src/db/schema/index.js';
 import { as, countQueries, createTestApp, createUser, type TestContext } from './helpers.js';
 
-// Exact totals under writes (issue 11): a cached total is brought forward by the changes logged since it was counted,
+// Exact totals under writes: a cached total is brought forward by the changes logged since it was counted,
 // without counting again, and stays equal to count(*) while many requests write and read at once.
 
 type Status = (typeof LEAD_STATUSES)[number];

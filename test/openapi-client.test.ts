@@ -9,7 +9,7 @@ import { mediaOf, UNSHOWN } from '../src/http/openapi.js';
 import { compileBodyValidator } from '../src/http/validation.js';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
-// Issue 15: an OpenAPI document a client can be generated from, and that tells the truth about each route.
+// An OpenAPI document a client can be generated from, and that tells the truth about each route.
 let ctx: TestContext;
 let doc: any;
 let resolved: any;

@@ -8,7 +8,7 @@ import { leads, users } from '../src/db/schema/index.js';
 import { as, countQueries, createTestApp, createUser, type TestContext, testConfig } from './helpers.js';
 import { make } from './factories.js';
 
-// Slow pages kept (issue 11): with SLOW_PAGE_MS=0 every page is kept, and served again only while the change log shows
+// Slow pages kept: with SLOW_PAGE_MS=0 every page is kept, and served again only while the change log shows
 // nothing that could change it. Each answer is compared with what the database says at that moment.
 
 let ctx: TestContext;

@@ -4,7 +4,7 @@ import { moduleAccess, sessions, verifications } from '../src/db/schema/index.js
 import { PrincipalCache } from '../src/auth/principals.js';
 import { as, countQueries, createTestApp, createUser, login, none, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 
-// Issue 11: who the caller is comes from a cache on the hot path, and every change to a session, a user or a
+// Who the caller is comes from a cache on the hot path, and every change to a session, a user or a
 // permission takes effect on the next request — on the instance that made it and, through the database's
 // notifications, on every other instance.
 
@@ -120,7 +120,7 @@ describe('on every other instance, as soon as the database tells it', () => {
   });
 });
 
-describe('exactly what changed is forgotten (issue 22)', () => {
+describe('exactly what changed is forgotten', () => {
   /** Requests of `token` on `ctx` that read a session row (0: served from the cache). */
   const resolutions = (ctx: TestContext, token: string, times = 3) =>
     countQueries(ctx.database, SESSION_QUERY, async () => {

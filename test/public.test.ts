@@ -53,7 +53,7 @@ test('articles: published only, no author e-mail, no internal filters', async ()
   expect((await as(ctx, none).get('/api/public/articles?published=false')).statusCode).toBe(400);
 });
 
-test('article details carry their content as sanitised HTML as well (issue 15)', async () => {
+test('article details carry their content as sanitised HTML as well', async () => {
   const content = '## Open house\n\nCome **Saturday**. <script>alert(1)</script><img src=x onerror="alert(2)"> [site](javascript:alert(3)) [map](https://example.com/map)';
   await make.article(ctx, { title: 'Open House', content, type: 'news', published: true }, staff);
   const detail = (await as(ctx, none).get('/api/public/articles/open-house')).json();

@@ -3,7 +3,7 @@ import { loadConfig } from '../src/config.js';
 import { outboxReader } from './mail.js';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 
-// Issue 14 §6: a new public inquiry or a lead assigned to someone e-mails the people concerned, configurably.
+// A new public inquiry or a lead assigned to someone e-mails the people concerned, configurably.
 
 const inquiry = { name: 'Vera Visitor', email: 'vera@example.com', phone: '+63 917 000 1111', subject: 'Two-bedroom units', message: 'Are any <b>left</b>?' };
 /** Every notice the service started has been sent, or has failed (src/background.ts): no sleeping on it. */

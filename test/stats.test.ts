@@ -4,7 +4,7 @@ import { inquiries, inventoryUnits, leads, newsletterSubscriptions, reservations
 import { make } from './factories.js';
 import { as, countQueries, createTestApp, createUser, type TestContext } from './helpers.js';
 
-// Issue 14 §4: one request per module for a dashboard, exact, guarded by the module's read.
+// One request per module for a dashboard, exact, guarded by the module's read.
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;

@@ -8,7 +8,7 @@ import { usageOf } from '../src/media/library.js';
 import { adminOf, make } from './factories.js';
 import { as, CRON_SECRET, createTestApp, createUser, login, none, resolvedOpenapi, type TestContext } from './helpers.js';
 
-// Issue 24 §2: deleted cms and crm records stay restorable for TRASH_RETENTION_DAYS, with their ids and dependants.
+// Deleted cms and crm records stay restorable for TRASH_RETENTION_DAYS, with their ids and dependants.
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;

@@ -11,7 +11,7 @@ import { compiled } from './compiled.js';
 import { startCaptureServer } from './crm-smtp-capture.js';
 import { createTestDatabase, eventually, freePort, redisUrl, serverUrl, waitFor } from './helpers.js';
 
-// Issue 21, item 4: two real service processes (`src/main.ts` compiled as `test/compiled.ts` runs it, as the crash test and the browser tests
+// Two real service processes (`src/main.ts` compiled as `test/compiled.ts` runs it, as the crash test and the browser tests
 // start it), each on its own port and DATA_DIR, on one PostgreSQL database and one Redis, driven over HTTP only.
 // What one instance does must hold on the other at once: revocations, permissions, rate limits, and background work
 // (webhooks, imports, scheduled campaigns) done once whichever instance's workers take it.

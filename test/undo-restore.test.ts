@@ -4,7 +4,7 @@ import { activityLogs, moduleAccess } from '../src/db/schema/index.js';
 import { adminOf, make } from './factories.js';
 import { as, createTestApp, createUser, login, none, resolvedOpenapi, type TestContext } from './helpers.js';
 
-// Issue 24 §1: a record set back to its state before (or after) one change of its history, through its own PATCH rules.
+// A record set back to its state before (or after) one change of its history, through its own PATCH rules.
 
 let ctx: TestContext;
 let admin: Awaited<ReturnType<typeof createUser>>;

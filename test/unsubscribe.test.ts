@@ -3,7 +3,7 @@ import { recipientMail } from '../src/modules/crm/delivery.js';
 import { signUnsubscribeToken } from '../src/modules/crm/unsubscribe-token.js';
 import { as, createTestApp, createTestDatabase, createUser, none, type TestContext } from './helpers.js';
 
-// Issue 15 §6: the unsubscribe link opens a page, one-click POST (RFC 8058) works, links survive AUTH_SECRET changes.
+// The unsubscribe link opens a page, one-click POST (RFC 8058) works, links survive AUTH_SECRET changes.
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;

@@ -17,7 +17,7 @@ import { secretProblem } from '../src/webhooks/signature.js';
 import { adminOf, make } from './factories.js';
 import { as, createTestApp, createUser, eventually, none, PATIENCE_MS, resolvedOpenapi, type TestContext, waitFor } from './helpers.js';
 
-// Outgoing webhooks (issue 14, item 2), through HTTP with a real receiver on a local port: endpoints and their secret,
+// Outgoing webhooks, through HTTP with a real receiver on a local port: endpoints and their secret,
 // events recorded in the transaction of the change, delivery by the job queue with retries, Standard Webhooks
 // signatures (checked with the `standardwebhooks` package), the delivery log, test events, retries, and SSRF rules.
 

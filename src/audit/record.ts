@@ -14,7 +14,7 @@ export type ActivityEntry = {
   resourceId: string;
   before?: Record<string, unknown>;
   after?: Record<string, unknown>;
-  /** The activity log this change restores (issue 24). */
+  /** The activity log this change restores. */
   restoredFrom?: string | null;
 };
 

@@ -25,7 +25,7 @@ export type Principal = {
   permissions: Permission[];
   apiToken?: { id: string; name: string };
   /**
-   * Which crm records the caller sees (issue 23): their crm access's scope and their department. An API token has its
+   * Which crm records the caller sees: their crm access's scope and their department. An API token has its
    * creator's. Administrators (iam write) always see every record, whatever their crm row says.
    */
   recordScope: RecordScopeOf;
@@ -121,7 +121,7 @@ export async function currentPrincipal(app: FastifyInstance, request: FastifyReq
 }
 
 /**
- * The users whose crm records the caller sees (issue 23): undefined for every record (scope `all`); themselves (`own`,
+ * The users whose crm records the caller sees: undefined for every record (scope `all`); themselves (`own`,
  * or `department` without a department); everyone now in their department, deleted users included (their records
  * stay the department's). Read once per request and never cached beyond it, so a colleague's move to another
  * department changes what the caller sees from the next request on.

@@ -123,7 +123,7 @@ function exported(value: unknown, alias: string, only?: SQL): SQL.Aliased {
  */
 export async function* exportCsv(db: Executor, resource: Resource, columns: ExportColumn[], query: Record<string, unknown>,
   options: ScopeOption & { copyCsv?: Database['copyCsv'] } = {}): AsyncGenerator<string | Buffer> {
-  // `options.scope`: the caller's record scope (issue 23), in place of the resource's own scope, as lists take it.
+  // `options.scope`: the caller's record scope, in place of the resource's own scope, as lists take it.
   const where = listPredicate(resource, query, options.scope ?? resource.scope)?.sql;
   const order = listOrder(resource, query);
   const column = sortColumn(resource, query);

@@ -143,7 +143,7 @@ function keyOfScope(scope: Predicate | undefined): string {
 }
 
 /**
- * A caller's record scope on `resource` (issue 23) as a list's scope: the resource's own scope and the records `owners`
+ * A caller's record scope on `resource` as a list's scope: the resource's own scope and the records `owners`
  * own, keyed by those users, so cached totals, kept pages and page boundaries are never shared between two scopes.
  * Nothing when the caller sees every record (`owners` undefined) or the resource has no ownership.
  */

@@ -108,12 +108,12 @@ export class Work {
   /** Events emitted and not yet written: the next audited statement (or the end of the transaction) writes them. */
   private emitted: Emitted[] = [];
   /**
-   * The caller's record scopes (issue 23), by resource name: `lock` (so `update` and `remove`) finds only the rows
+   * The caller's record scopes, by resource name: `lock` (so `update` and `remove`) finds only the rows
    * they allow, and answers 404 for the others as for a missing row. Checked on the locked row, so a record handed to
    * someone else meanwhile is not changed.
    */
   readonly visible = new Map<string, Predicate>();
-  /** The activity log the changes of this transaction restore (issue 24): each of their logs names it. */
+  /** The activity log the changes of this transaction restore: each of their logs names it. */
   restoredFrom?: string;
   /** When set, every change `audit` records is also kept here with its log (what a deletion's trash entry holds). */
   trail?: { change: Change; log: ActivityLog }[];

@@ -52,7 +52,7 @@ export type Resource<T extends PgTable = PgTable> = {
   /** Rows the API never shows (deleted users). */
   scope?: Predicate;
   /**
-   * Record scopes (issue 23): the columns naming the users a record belongs to (its assignee, its creator…). A caller
+   * Record scopes: the columns naming the users a record belongs to (its assignee, its creator…). A caller
    * whose scope in the resource's module is `own` or `department` reaches only the records one of these columns names
    * one of their users (themselves; everyone now in their department) — in lists and their totals, details, `q`,
    * exports, history, stats, and writes (404 outside, as for a record that does not exist). The columns are the

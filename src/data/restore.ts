@@ -4,7 +4,7 @@ import { activityLogs } from '../db/schema/index.js';
 import { conflict, notFound } from '../errors.js';
 
 /**
- * Restoring a record from its history (issue 24): the fields of one activity-log entry, as they were before (or
+ * Restoring a record from its history: the fields of one activity-log entry, as they were before (or
  * after) that change, become an update body that goes through the resource's own PATCH: its validation, its state
  * moves, unique keys and references. Nothing here writes; the route runs the update as PATCH does.
  */

@@ -10,7 +10,7 @@ import { audited, type Work } from './mutations.js';
 import { declaredResources, type Resource } from './resource.js';
 
 /**
- * The trash (issue 24): a deleted cms or crm record stays restorable for TRASH_RETENTION_DAYS. The record is really
+ * The trash: a deleted cms or crm record stays restorable for TRASH_RETENTION_DAYS. The record is really
  * deleted (lists, totals, exports, stats, public pages and unique checks never see it); its trash entry, written in
  * the delete's own transaction and keyed by the delete's activity log, keeps the whole row and everything the deletion
  * removed or changed with it, so a restore puts all of it back with the same ids.

@@ -237,7 +237,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       await change(request, request.params.id, validated<U>(request.body));
       return { message: `${label} updated` };
     });
-    /** The update as PATCH makes it; a restore from the record's history makes it the same way (issue 24). */
+    /** The update as PATCH makes it; a restore from the record's history makes it the same way. */
     const change = async (request: Parameters<typeof actorOf>[1], id: string, body: Static<U>, restore?: RestoreOptions) => {
       const ctx = await context(request);
       await requireReferences(db, resource, body as Record<string, unknown>, ctx.scopeOf);
@@ -282,7 +282,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
       const visible = await recordScope(app, request, resource);
       await audited(db, ctx.actor, async (work) => {
         if (visible.scope) work.visible.set(resource.name, visible.scope);
-        // A cms or crm record goes to the trash, with what is deleted and changed with it (issue 24).
+        // A cms or crm record goes to the trash, with what is deleted and changed with it.
         await deleteIntoTrash(work, resource, request.params.id, async () => {
           if (remove?.remove) return remove.remove(work, request.params.id);
           await work.remove(resource, request.params.id, remove?.before && ((current) => remove.before!(current, work)));

@@ -36,12 +36,12 @@ const Restored = named('Restored', Strict({
 }, { examples: [{ message: 'Lead restored', changes: { before: { status: 'lost' }, after: { status: 'contacted' } }, skipped: [] }] }));
 
 /**
- * `POST <path>/:id/history/:log_id/restore` (issue 24): sets the record's fields back to their state before (or after)
+ * `POST <path>/:id/history/:log_id/restore`: sets the record's fields back to their state before (or after)
  * one change of its history, as one update made exactly as PATCH makes it (`change`: the resource's validation, state
  * moves, unique keys, references and record scope), its activity log naming the entry restored (`restored_from`).
  */
 export function historyRestoreRoute(app: App, resource: Resource, path: string, updateBody: TObject, change: Change) {
-  // cms and crm records only (iam's users, access and webhooks are not restored: issue 24).
+  // cms and crm records only (iam's users, access and webhooks are not restored).
   if (!keepsTrash(resource)) return;
   const db = app.database.db;
   const Name = pascal(resource.label);

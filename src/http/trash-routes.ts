@@ -16,7 +16,7 @@ import { named } from './openapi.js';
 import { errorResponses, Nullable, Paginated, Strict, StringEnum, Timestamp, Uuid } from './schemas.js';
 
 /**
- * The trash of a module (issue 24): `GET /api/<module>/trash` lists its deleted records (newest first; by resource, who
+ * The trash of a module: `GET /api/<module>/trash` lists its deleted records (newest first; by resource, who
  * and when), `POST /api/<module>/trash/:log_id/restore` recreates one. Both need the module's delete permission.
  */
 
@@ -73,7 +73,7 @@ function trashList(module: ModuleName): Resource {
 export function trashRoutes(module: ModuleName) {
   return async (app: App) => {
     const list = trashList(module);
-    // crm record scopes (issue 23): a scoped caller sees and restores only entries of records their users owned.
+    // crm record scopes: a scoped caller sees and restores only entries of records their users owned.
     const scoped = async (request: Parameters<typeof ownersOf>[1]): Promise<ScopeOption> => {
       if (module !== 'crm') return {};
       const owners = await ownersOf(app, request);

@@ -12,7 +12,7 @@ import { defineJob, type Services } from './registry.js';
 const MAX_LISTED = 50;
 
 /**
- * The morning e-mail of follow-ups (issue 23): during the local hour TASK_DIGEST_HOUR in TASK_TIME_ZONE, each live user
+ * The morning e-mail of follow-ups: during the local hour TASK_DIGEST_HOUR in TASK_TIME_ZONE, each live user
  * with crm read who has not turned it off (user_preferences.task_digest) and has open follow-ups due before the end of
  * the day gets one e-mail listing the overdue ones and today's. Nothing is sent to a user with nothing due. A user's
  * day is claimed (task_digests, one row per user and local day) before the mail goes: of two instances, or two runs,

@@ -4,7 +4,7 @@ import { escapeHtml, layout, type Rendered } from './templates.js';
 export type DigestTask = { title: string; due_at: Date; lead: { id: string; name: string } | null };
 
 /**
- * The morning e-mail (issue 23): a user's overdue and today's open follow-ups, times in the service's task time zone,
+ * The morning e-mail: a user's overdue and today's open follow-ups, times in the service's task time zone,
  * each with a link to its lead where it has one, and how to turn the e-mail off.
  */
 export function taskDigestMail(

@@ -581,7 +581,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     expect(serverErrors, app.log()).toEqual([]);
   });
 
-  // ── issue 14: API tokens, stats, history, filters ───────────────────────────────────────────────────────────────
+  // ── API tokens, stats, history, filters ───────────────────────────────────────────────────────────────
 
   const chooseMany = (label: string, options: string[]) => harness.chooseMany(page, label, options);
 

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { choose, type Console, expectAccessible, expectNoOverflow, heading, menuItem, quiet, settled, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
-// The sales workspace of the staff console (issue 23) in Chromium against the real service (see ./harness.ts): the
+// The sales workspace of the staff console in Chromium against the real service (see ./harness.ts): the
 // pipeline board, a project's availability board, the lead page's timeline and follow-ups, and three details of the
 // console (one session request before sign-in, the leads list's filters behind a button on a phone, cover thumbnails
 // in the projects list). Steps run in order on one browser; each builds on the records the one before made.

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Console, expectAccessible, heading, menuItem, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
-// Undo in the staff console (issue 24) in Chromium against the real service (see ./harness.ts): a record set back from
+// Undo in the staff console in Chromium against the real service (see ./harness.ts): a record set back from
 // its History panel after a confirmation listing the fields that change, and a deleted record brought back from its
 // module's Trash; one resource of each module (an article, a lead). Steps run in order on one browser.
 

@@ -49,7 +49,7 @@ function RecordLink() {
   return <MuiLink component={Link} to={`/${target.name}/${log.resource_id}/show`}>Open the {target.singular.toLowerCase()}</MuiLink>;
 }
 
-/** *Restore* (issue 24): an update of a cms or crm record can be undone from here too, by who may edit that record. */
+/** *Restore*: an update of a cms or crm record can be undone from here too, by who may edit that record. */
 function RestoreLink() {
   const log = useRecordContext<Log>();
   const target = RESOURCES.find((r) => r.name === log?.resource);

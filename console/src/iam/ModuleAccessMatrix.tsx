@@ -11,7 +11,7 @@ import { useApiAction } from '../shared/useApiAction';
 type Scope = 'all' | 'department' | 'own';
 type Access = { id: string; module: Module; can_read: boolean; can_write: boolean; can_delete: boolean; scope: Scope };
 const FLAGS = [['can_read', 'Read'], ['can_write', 'Write'], ['can_delete', 'Delete']] as const;
-/** Which crm records the user sees (issue 23); other modules have no record scope. */
+/** Which crm records the user sees; other modules have no record scope. */
 const SCOPES: [Scope, string][] = [['all', 'All records'], ['department', 'Their department\'s'], ['own', 'Their own']];
 
 /**

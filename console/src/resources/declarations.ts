@@ -339,7 +339,7 @@ const activityLogs: ResourceSpec = {
   noHistory: true,
 };
 
-/** Everyone's API tokens (issue 14), for iam readers; revoked with iam delete. Each user makes their own under My account. */
+/** Everyone's API tokens, for iam readers; revoked with iam delete. Each user makes their own under My account. */
 const apiTokens: ResourceSpec = {
   name: 'api-tokens', module: 'iam', path: '/api/iam/api-tokens', label: 'API tokens', singular: 'API token', icon: KeyIcon,
   title: (r) => r.name,

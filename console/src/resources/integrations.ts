@@ -2,7 +2,7 @@ import UploadFileIcon from '@mui/icons-material/UploadFile';
 import WebhookIcon from '@mui/icons-material/Webhook';
 import type { ResourceSpec } from './types';
 
-// The integration screens' resources (issue 14): CSV imports in crm, webhook endpoints in iam. Declared apart from
+// The integration screens' resources: CSV imports in crm, webhook endpoints in iam. Declared apart from
 // the others so that they can grow without touching the shared declarations; `RESOURCES` appends them.
 
 export const IMPORT_RESOURCES = ['leads', 'inventory', 'newsletters'] as const;

@@ -52,7 +52,7 @@ function Changes({ entry }: { entry: Entry }) {
 
 /** One page of the history, read when the panel opens (and again each time it does: it changes with every save). */
 function HistoryTable({ spec, id }: { spec: ResourceSpec; id: string }) {
-  // cms and crm records can be set back to their state before a change (issue 24), by who may edit them.
+  // cms and crm records can be set back to their state before a change, by who may edit them.
   const { canAccess: canEdit } = useCanAccess({ resource: spec.name, action: 'edit' });
   const restorable = spec.module !== 'iam' && !spec.readOnly && !!canEdit;
   const [page, setPage] = useState(0);

@@ -11,7 +11,7 @@ type Restored = { message: string; changes: Changes; skipped: string[] };
 const text = (value: unknown) => (value === undefined || value === null || value === '' ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value));
 
 /**
- * *Restore* on one entry of a record's history (issue 24): asks the API what the restore would change (a dry run), shows
+ * *Restore* on one entry of a record's history: asks the API what the restore would change (a dry run), shows
  * those fields before → after for confirmation, then restores. The API's refusal (a state move, a unique value, a
  * reference gone) is shown in the dialog as it says it.
  */

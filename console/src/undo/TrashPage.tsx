@@ -24,7 +24,7 @@ const RESOURCES_OF: Record<'cms' | 'crm', Record<string, string>> = {
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /**
- * A module's trash (issue 24): records deleted in the last TRASH_RETENTION_DAYS, newest first, filterable by kind,
+ * A module's trash: records deleted in the last TRASH_RETENTION_DAYS, newest first, filterable by kind,
  * each with *Restore* (confirmed first). Needs the module's delete permission, as the API does.
  */
 export default function TrashPage() {

@@ -13,7 +13,7 @@ import { api } from '../api/http';
 import { dateTimeText, LEAD_STATUSES, type Lead, type Paginated, UserPicker, useApi } from './shared';
 import { useApiAction } from '../shared/useApiAction';
 
-// The lead page's own panels, under its fields (issue 23): quick actions (status, assignee, e-mail, call), the
+// The lead page's own panels, under its fields: quick actions (status, assignee, e-mail, call), the
 // timeline with a box to add a note or log a call, the open follow-ups, and the lead's reservations and inquiries.
 
 type UserRef = { id: string; name: string } | null;

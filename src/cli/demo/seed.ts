@@ -222,7 +222,7 @@ const HOUR = 3600 * 1000;
 const STORIES = 60;
 
 /**
- * Each lead's story (issue 23): the calls, e-mails, site visits and notes of the leads staff worked, written when they
+ * Each lead's story: the calls, e-mails, site visits and notes of the leads staff worked, written when they
  * happened; and follow-ups — for most open leads one to do (some overdue, some today, some later), for some worked ones
  * one already done (it shows on the lead's timeline).
  */

@@ -31,7 +31,7 @@ export const leads = pgTable('leads', {
   notes: text('notes'),
   assigned_to: uuid('assigned_to').references(() => users.id),
   /**
-   * Who created it through the API (record scopes, issue 23); null for imports and the public website. Set by the service
+   * Who created it through the API (record scopes); null for imports and the public website. Set by the service
    * alone, so no foreign key: its check locked the creator's row on every create (migration 0015).
    */
   created_by: uuid('created_by'),
@@ -109,7 +109,7 @@ export const inquiries = pgTable('inquiries', {
   status: text('status', { enum: INQUIRY_STATUSES }).notNull().default('unread'),
   responded_by: uuid('responded_by').references(() => users.id),
   response: text('response'),
-  /** Who recorded it through the API (record scopes, issue 23); null for the public website's form. No foreign key (leads). */
+  /** Who recorded it through the API (record scopes); null for the public website's form. No foreign key (leads). */
   created_by: uuid('created_by'),
   /** The lead this inquiry was turned into (migration 0016). */
   lead_id: uuid('lead_id').references((): AnyPgColumn => leads.id, { onDelete: 'set null' }),

@@ -6,7 +6,7 @@ export const MODULES = ['cms', 'crm', 'iam'] as const;
 export type ModuleName = (typeof MODULES)[number];
 export const ACTIONS = ['create', 'update', 'delete'] as const;
 /**
- * A user's record scope in the crm module (issue 23): `all` records (the default), those of their `department` (owned
+ * A user's record scope in the crm module: `all` records (the default), those of their `department` (owned
  * by anyone in it) or their `own`. Which users own a record: the resource's `ownership` (src/data/resource.ts).
  */
 export const RECORD_SCOPES = ['all', 'department', 'own'] as const;
@@ -105,7 +105,7 @@ export const moduleAccess = pgTable('module_access', {
   can_read: boolean('can_read').notNull().default(false),
   can_write: boolean('can_write').notNull().default(false),
   can_delete: boolean('can_delete').notNull().default(false),
-  /** Which records of the module the user sees (crm only; issue 23, migration 0015): see RECORD_SCOPES. */
+  /** Which records of the module the user sees (crm only; migration 0015): see RECORD_SCOPES. */
   scope: text('scope', { enum: RECORD_SCOPES }).notNull().default('all'),
   created_at: createdAt(),
   updated_at: updatedAt(),
@@ -151,7 +151,7 @@ export const activityLogs = pgTable('activity_logs', {
   ip_address: text('ip_address'),
   user_agent: text('user_agent'),
   created_at: createdAt(),
-  /** The entry this change restores (issue 24, migration 0017): a record set back to that change's state, or recreated from the trash. */
+  /** The entry this change restores (migration 0017): a record set back to that change's state, or recreated from the trash. */
   restored_from: uuid('restored_from'),
 }, (t) => [
   index('activity_logs_created_idx').on(t.created_at, t.id),

@@ -9,7 +9,7 @@ export type TrashedRow = { table: string; row: Record<string, unknown> };
 export type ChangedRow = { table: string; id: string; before: Record<string, unknown>; after: Record<string, unknown> };
 
 /**
- * Deleted cms and crm records, restorable for TRASH_RETENTION_DAYS (issue 24, migration 0017): keyed by the delete's
+ * Deleted cms and crm records, restorable for TRASH_RETENTION_DAYS (migration 0017): keyed by the delete's
  * activity log, with everything the deletion removed or changed.
  */
 export const trash = pgTable('trash', {

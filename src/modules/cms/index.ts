@@ -14,6 +14,6 @@ export default moduleRoutes('cms', async (app: App) => {
   await app.register(careerRoutes);
   await app.register(amenityRoutes);
   await app.register(cmsStatsRoutes);
-  // Last: the trash lists the resources registered above (issue 24).
+  // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('cms'));
 });

@@ -25,7 +25,7 @@ const CmsStats = Strict({
   }],
 });
 
-/** The cms dashboard in one request (issue 14 §4), guarded by cms read. */
+/** The cms dashboard in one request, guarded by cms read. */
 export default async function cmsStatsRoutes(app: App) {
   const { lists } = app;
   /** Published and draft counts of a content resource, exact. */

@@ -18,7 +18,7 @@ import { noticeMentions } from './notices.js';
 import { UserRef, userRefFields } from './shared.js';
 
 /**
- * Activities: what happened with a lead, written by staff (issue 23): a note, a call and its outcome, an e-mail, a
+ * Activities: what happened with a lead, written by staff: a note, a call and its outcome, an e-mail, a
  * meeting or a site visit with its time and place. Each keeps its author; only the author may change or delete it
  * (administrators included: what someone wrote stays theirs). Audited, and emitted as `lead_activity.*` webhook events.
  */
@@ -48,7 +48,7 @@ export const activityResource = defineResource({
     search: [crmActivities.body, crmActivities.place],
   },
   export: {},
-  // Record scopes (issue 23): an activity is seen with its lead, and by its author's scope (a note written on a lead
+  // Record scopes: an activity is seen with its lead, and by its author's scope (a note written on a lead
   // since handed to someone else stays its author's).
   ownership: [crmActivities.author_id],
   ownershipThrough: { column: crmActivities.lead_id, parent: leadResource },

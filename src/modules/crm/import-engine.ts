@@ -145,7 +145,7 @@ function errorsOf(row: Row, columns: Columns): ImportError[] {
 /**
  * Sorts valid rows into those to create and duplicates: a row whose natural key is in the database, or was in an
  * earlier row of the file (`seen`, kept across batches), is a duplicate. Whatever the importing user's record scope
- * (issue 23): a key known among records they cannot see is a duplicate too, so an import never gives a colleague's
+ *: a key known among records they cannot see is a duplicate too, so an import never gives a colleague's
  * client a second lead. The report says only how many rows are duplicates — never which record, its owner or fields.
  */
 export async function classify(kind: ImportKind, db: Executor, rows: Row[], seen: Set<string>) {

@@ -28,6 +28,6 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(leadLinkRoutes);
   await app.register(taskRoutes);
   await app.register(timelineRoutes);
-  // Last: the trash lists the resources registered above (issue 24).
+  // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('crm'));
 });

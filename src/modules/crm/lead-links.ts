@@ -18,7 +18,7 @@ import { reservationResource } from './reservation-resource.js';
 import { requireAssignee } from './shared.js';
 import { taskResource } from './tasks.js';
 
-/** The links between a lead and the rest of the crm (issue 23): a reservation's lead, an inquiry turned into a lead. */
+/** The links between a lead and the rest of the crm: a reservation's lead, an inquiry turned into a lead. */
 
 /** A lead's `lower(email)`, as the leads' e-mail index has it. */
 const leadEmail = sql<string>`lower(${leads.email})`;

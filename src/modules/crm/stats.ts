@@ -74,7 +74,7 @@ const CrmStats = Strict({
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 const today = () => clock.now().toISOString().slice(0, 10);
 
-/** The crm dashboard in one request (issue 14 §4), guarded by crm read like every crm route. */
+/** The crm dashboard in one request, guarded by crm read like every crm route. */
 export default async function crmStatsRoutes(app: App) {
   const { db } = app.database;
   const { lists } = app;
@@ -101,7 +101,7 @@ export default async function crmStatsRoutes(app: App) {
       {}, { created_from: from, created_to: to }, ...days.map((day) => ({ created_from: day, created_to: day })),
       ...perValue('status', LEAD_STATUSES), ...perValue('source', LEAD_SOURCES),
     ];
-    // Leads, reservations and inquiries as the caller's record scope sees them (issue 23); units, subscribers and campaigns are everyone's.
+    // Leads, reservations and inquiries as the caller's record scope sees them; units, subscribers and campaigns are everyone's.
     const [leadScope, reservationScope, inquiryScope] = await Promise.all([leadResource, reservationResource, inquiryResource].map((resource) => recordScope(app, request, resource)));
     const [leadTotals, unitsByProject, reservationsByStatus, inquiriesByStatus, subscribersByStatus, recent] = await Promise.all([
       lists.totalsOf(leadResource, leadQueries, leadScope),

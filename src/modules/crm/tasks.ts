@@ -15,7 +15,7 @@ import { reservationResource } from './reservation-resource.js';
 import { requireAssignee, UserRef, userRefFields } from './shared.js';
 
 /**
- * Follow-ups (issue 23): something to do by a time, assigned to someone (by default whoever writes it), maybe about a
+ * Follow-ups: something to do by a time, assigned to someone (by default whoever writes it), maybe about a
  * lead, a reservation or an inquiry; done or not. `?mine=true&due=overdue|today|upcoming` is an agent's day; "today"
  * is in TASK_TIME_ZONE. A done follow-up of a lead shows on the lead's timeline.
  */

@@ -15,7 +15,7 @@ import { taskResource } from './tasks.js';
 import { UserRef } from './shared.js';
 
 /**
- * A lead's timeline (issue 23): one paged list, newest first, of everything the service knows about the lead — its
+ * A lead's timeline: one paged list, newest first, of everything the service knows about the lead — its
  * activities, its creation (and restores from the trash), status changes and assignments (from the audit trail), its reservations, the inquiries and
  * newsletter subscription of its e-mail or phone, the campaign e-mails delivered to its address and its follow-ups done.
  * One statement: each source is read through its own index, newest first and cut at the page's end, then merged; the
@@ -65,7 +65,7 @@ type Lead = { id: string; email: string | null; phone: string | null };
 /** One source of entries: rows (type, at, ref, actor_id, payload) newest first, and how many there are. */
 type Source = { type: EntryType; rows: SQL; count: SQL };
 
-/** The caller's record scope on the related records (issue 23): each a condition on its table, or none (every record). */
+/** The caller's record scope on the related records: each a condition on its table, or none (every record). */
 type RelatedScopes = { reservations?: SQL; inquiries?: SQL; tasks?: SQL };
 const within = (scope: SQL | undefined) => (scope ? sql` and (${scope})` : sql``);
 

@@ -8,7 +8,7 @@ const secrets = new WeakMap<Database, string>();
 
 /**
  * The secret unsubscribe links are signed with: generated once and kept in the database, not derived from
- * AUTH_SECRET, so every link already sent keeps working when AUTH_SECRET changes (issue 15). Loaded at start-up.
+ * AUTH_SECRET, so every link already sent keeps working when AUTH_SECRET changes. Loaded at start-up.
  */
 export async function loadUnsubscribeSecret(database: Database): Promise<string> {
   const read = async () => (await database.db.select({ value: serviceSettings.value }).from(serviceSettings).where(eq(serviceSettings.key, SECRET_KEY)))[0]?.value;

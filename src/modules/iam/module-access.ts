@@ -24,7 +24,7 @@ export const moduleAccessResource = defineResource({
   view: { fields: accessFields },
 });
 
-const SCOPE_DESCRIPTION = 'Which records the user sees (crm only; issue 23): `all` (the default), `department` (records assigned to or created by '
+const SCOPE_DESCRIPTION = 'Which records the user sees (crm only): `all` (the default), `department` (records assigned to or created by '
   + 'anyone in their department; without a department, their own) or `own` (assigned to or created by them). Administrators (iam write) always see all.';
 const Scope = () => StringEnum(RECORD_SCOPES, { description: SCOPE_DESCRIPTION });
 

@@ -124,7 +124,7 @@ async function lockUserByEmail(work: Work, email: string): Promise<UserRow> {
 }
 
 /**
- * What an operator does from the command line (`npm run admin`), each change audited like the API's (issue 15):
+ * What an operator does from the command line (`npm run admin`), each change audited like the API's:
  * create a user, set a password, turn two-factor off for someone locked out.
  */
 export const administration = {

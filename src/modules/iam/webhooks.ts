@@ -20,7 +20,7 @@ import { UserRef, userRefFields } from '../crm/shared.js';
 const endpoints = webhookEndpoints;
 const deliveries = webhookDeliveries;
 
-/** Webhook endpoints (issue 14): where events are POSTed; the secret never shows after the answer that made it. */
+/** Webhook endpoints: where events are POSTed; the secret never shows after the answer that made it. */
 export const webhookResource = defineResource({
   name: 'webhooks',
   module: 'iam',
