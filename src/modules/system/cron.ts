@@ -11,37 +11,48 @@ export const cronAuthorised = bearerMatches;
 
 const Purged = (example: { deleted: number; message: string }) => Type.Object({ deleted: Type.Integer(), message: Type.String() }, { examples: [example] });
 
+type Purge = {
+  summary: string;
+  description?: string;
+  example: { deleted: number; message: string };
+  /** Its retention in days, from the configuration. */
+  days: (config: App['config']) => number;
+  run: (app: App, days: number) => Promise<number>;
+  message: (deleted: number, days: number) => string;
+};
+
 export default async function cronRoutes(app: App) {
-  app.post('/api/cron/activity-logs-retention', {
+  /** A scheduled purge an operator (or an outside scheduler) runs now, with `Authorization: Bearer <CRON_SECRET>`. */
+  const purgeRoute = (path: string, purge: Purge) => app.post(path, {
     schema: {
-      tags: ['system'],
-      summary: 'Delete activity logs older than ACTIVITY_LOG_RETENTION_DAYS (bearer CRON_SECRET)',
+      tags: ['system'], summary: purge.summary, description: purge.description,
       security: [{ cronSecret: [] }],
-      response: { 200: Purged({ deleted: 1204, message: 'Deleted 1204 activity logs older than 365 days' }), 401: ErrorBody },
+      response: { 200: Purged(purge.example), 401: ErrorBody },
     },
   }, async (request) => {
     if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
-    const days = app.config.activityLogRetentionDays;
-    const deleted = await purgeActivityLogs(app.database.db, days);
-    request.log.info({ deleted, days }, 'activity log retention');
-    return { deleted, message: `Deleted ${deleted} activity logs older than ${days} days` };
+    const days = purge.days(app.config);
+    const deleted = await purge.run(app, days);
+    request.log.info({ deleted, days }, path);
+    return { deleted, message: purge.message(deleted, days) };
+  });
+
+  purgeRoute('/api/cron/activity-logs-retention', {
+    summary: 'Delete activity logs older than ACTIVITY_LOG_RETENTION_DAYS (bearer CRON_SECRET)',
+    example: { deleted: 1204, message: 'Deleted 1204 activity logs older than 365 days' },
+    days: (config) => config.activityLogRetentionDays,
+    run: (on, days) => purgeActivityLogs(on.database.db, days),
+    message: (deleted, days) => `Deleted ${deleted} activity logs older than ${days} days`,
   });
 
   // The daily trash purge, now: what an operator runs to free the space (or the uploads) of deleted records at once.
-  app.post('/api/cron/trash-purge', {
-    schema: {
-      tags: ['system'],
-      summary: 'Purge trash entries (deleted cms and crm records) older than TRASH_RETENTION_DAYS (bearer CRON_SECRET)',
-      description: 'What the daily trash purge does, run now: the entries deleted more than TRASH_RETENTION_DAYS ago (by the service clock) '
-        + 'are removed for good, restored or not, in batches; their records can no longer be restored. Their uploads go with the unused-uploads cleanup.',
-      security: [{ cronSecret: [] }],
-      response: { 200: Purged({ deleted: 12, message: 'Purged 12 trash entries deleted more than 30 days ago' }), 401: ErrorBody },
-    },
-  }, async (request) => {
-    if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
-    const days = app.config.trashRetentionDays;
-    const deleted = await purgeTrash(app.database.db, days);
-    request.log.info({ deleted, days }, 'trash purge');
-    return { deleted, message: trashPurgedMessage(deleted, days) };
+  purgeRoute('/api/cron/trash-purge', {
+    summary: 'Purge trash entries (deleted cms and crm records) older than TRASH_RETENTION_DAYS (bearer CRON_SECRET)',
+    description: 'What the daily trash purge does, run now: the entries deleted more than TRASH_RETENTION_DAYS ago (by the service clock) '
+      + 'are removed for good, restored or not, in batches; their records can no longer be restored. Their uploads go with the unused-uploads cleanup.',
+    example: { deleted: 12, message: 'Purged 12 trash entries deleted more than 30 days ago' },
+    days: (config) => config.trashRetentionDays,
+    run: (on, days) => purgeTrash(on.database.db, days),
+    message: trashPurgedMessage,
   });
 }
