@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { TOTP } from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { waitFor } from '../helpers.js';
+import { PATIENCE_MS, waitFor } from '../helpers.js';
 import { type Mail, parseMail } from '../mail.js';
 import * as harness from './harness.js';
 import { type Console, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
@@ -115,7 +115,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
   /** The message to `to` with this subject, once it is in the outbox. */
   async function mailed(to: string, subject: string): Promise<Mail> {
     let found: Mail | undefined;
-    await waitFor(() => (found = mailsTo(to).find((mail) => mail.subject === subject)) !== undefined, 30_000, `"${subject}" to ${to} in the outbox`);
+    await waitFor(() => (found = mailsTo(to).find((mail) => mail.subject === subject)) !== undefined, PATIENCE_MS, `"${subject}" to ${to} in the outbox`);
     return found!;
   }
 
@@ -200,7 +200,7 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await page.getByText(/password reset link has been sent/).waitFor();
     let link: string | undefined;
-    await waitFor(() => (link = resetLink(ADMIN.email)) !== undefined, 10_000, 'the reset e-mail in the outbox');
+    await waitFor(() => (link = resetLink(ADMIN.email)) !== undefined, PATIENCE_MS, 'the reset e-mail in the outbox');
     expect(link!.startsWith(`${base}/reset-password?token=`)).toBe(true);
 
     await page.goto(link!);
