@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,10 +36,24 @@ export type Console = {
   close: () => Promise<void>;
 };
 
-/** Builds the console if its sources changed, starts the service with an administrator, opens Chromium on it. */
+/** Builds the console if its sources changed (console/scripts/build.mjs: one build at a time, the others wait for it). */
+function buildConsole(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const build = spawn(process.execPath, [join(ROOT, 'console', 'scripts', 'build.mjs'), '--if-changed'], { cwd: ROOT, stdio: 'inherit' });
+    build.once('error', reject);
+    build.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the console build failed (${signal ?? `exit code ${code}`})`))));
+  });
+}
+
+// The console is built as a browser file loads, before its hooks and steps: loading has no deadline, a hook has the
+// hook timeout. On a fresh clone (no console/dist) the build takes one to two minutes beside busy cores, and made in
+// the first file's beforeAll it used up that hook's 180 s (and the hook of the file waiting for it in the other
+// worker) before the service had even started. Built once per worker; later files find it made.
+if (CHROMIUM) await buildConsole();
+
+/** Starts the service with an administrator (the console was built as this file loaded), opens Chromium on it. */
 export async function startConsole(admin: { email: string; password: string }, env: Record<string, string> = {}): Promise<Console> {
   if (!CHROMIUM) throw new Error('E2E_REQUIRED is set but no Chromium was found (apt-get install -y chromium, or set CHROMIUM_PATH)');
-  execFileSync(process.execPath, [join(ROOT, 'console', 'scripts', 'build.mjs'), '--if-changed'], { cwd: ROOT, stdio: 'inherit' });
 
   const dataDir = mkdtempSync(join(tmpdir(), 'pms-e2e-'));
   // Chromium starts while the service does: neither waits for the other.
@@ -87,10 +101,12 @@ export async function startConsole(admin: { email: string; password: string }, e
     started.stdout!.on('data', (chunk) => (serviceLog += chunk));
     started.stderr!.on('data', (chunk) => (serviceLog += chunk));
 
+    // Until it answers or exits; the deadline only stops a hung service before the hook's own (180 s) would leave it
+    // running. Beside busy cores a start took over 60 s (`npm run test:stress` with a second suite running).
     await waitFor(async () => {
       if (started.exitCode !== null) throw new Error(`service exited: ${serviceLog}`);
       return fetch(`${base}/api/health`).then((r) => r.ok, () => false);
-    }, 60_000, 'the service to start');
+    }, 150_000, 'the service to start');
 
     const browser = await launched;
     // As someone who asked their system for less motion: the console then shows dialogs, menus and messages at once
