@@ -42,7 +42,8 @@ beforeAll(async () => {
   };
   summary = await runSeedDemo([], env);
   await openService();
-});
+  // A hang guard only: the seed (about 15 s on a quiet machine) was seen to take over 180 s with both cores busy elsewhere.
+}, 900_000);
 afterAll(async () => {
   await closeService();
   await server?.close();
