@@ -23,6 +23,7 @@ import { JOBS } from './jobs/index.js';
 import { Jobs } from './jobs/registry.js';
 import { ListRunner } from './data/list.js';
 import { countingMailer, createMailer, type Mailer } from './mail/mailer.js';
+import { stopMarkdownWorker } from './mail/markdown.js';
 import cmsModule from './modules/cms/index.js';
 import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
@@ -138,6 +139,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorate('principals', principals);
   app.decorate('tokenUse', new TokenUse(database.db, app.log));
   app.addHook('onClose', async () => principals.close());
+  // The Markdown worker thread, if large content started it: its work under way finishes first.
+  app.addHook('onClose', async () => stopMarkdownWorker());
   forgetChangedPrincipals(app);
   // Notices and reset mail under way are sent before the mailer closes (each send has the transport's own timeouts).
   app.addHook('onClose', async () => {

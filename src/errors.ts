@@ -24,6 +24,8 @@ export const tooManyRequests = (retryAfterSeconds: number, reason = 'Rate limit 
     { error: 'Too many requests', message: `${reason}, retry in ${retryAfterSeconds} seconds` },
     { 'retry-after': String(retryAfterSeconds) },
   );
+/** 503: a part of the service failed for a moment (the request itself is fine): trying again may succeed. */
+export const serviceUnavailable = (message: string) => new ApiError(503, { error: 'Service unavailable', message });
 export const internalError = () => new ApiError(500, { error: 'Internal server error', message: 'An unexpected error occurred' });
 
 /** The PostgreSQL error behind a failure: drivers throw it directly, drizzle wraps it (DrizzleQueryError.cause). */

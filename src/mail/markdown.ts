@@ -1,28 +1,103 @@
 import { createHash } from 'node:crypto';
-import type { Token } from 'markdown-it';
-import sanitizeHtml from 'sanitize-html';
-import { boundedMarkdown } from './markdown-engine.js';
+import { Worker } from 'node:worker_threads';
+import { serviceUnavailable } from '../errors.js';
+import { nestingProblem, renderHtml } from './markdown-core.js';
+import type { MarkdownReply, MarkdownRequest } from './markdown-worker.js';
 
-/** The renderer every e-mail and page uses (and the console's preview): see markdown-engine.ts. */
-const markdown = boundedMarkdown();
+export { MAX_MARKDOWN_NESTING } from './markdown-core.js';
 
-/** Deeper structure than this is refused (CONTRACT §13); markdown-it would silently stop rendering at `maxNesting`. */
-export const MAX_MARKDOWN_NESTING = 50;
+/**
+ * Content of this many characters or more is rendered and checked on the Markdown worker thread, so its cost (up to
+ * ~0.5 s for 200,000 characters of unclosed `![` or `*a`) never holds up other requests; shorter content costs
+ * less than the round trip and is done inline.
+ */
+export const INLINE_LIMIT = 20_000;
 
-const SANITIZE: sanitizeHtml.IOptions = { allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'h1', 'h2'], allowedSchemes: ['http', 'https', 'mailto'] };
+type Call = { resolve: (reply: { value: string | null; thread: number }) => void; reject: (err: Error) => void; done: Promise<unknown> };
+type Running = { worker: Worker; calls: Map<number, Call> };
+
+/**
+ * The one Markdown worker thread: started on first need, unref'ed while it has no work (it never keeps the process
+ * alive), started again after it died. A crash or an error rejects the calls it had with a 503, so no caller waits
+ * for ever.
+ */
+const markdownThread = {
+  running: null as Running | null,
+  nextId: 0,
+
+  call(op: MarkdownRequest['op'], content: string): Promise<{ value: string | null; thread: number }> {
+    const run = this.running ?? this.start();
+    const id = ++this.nextId;
+    let call!: Call;
+    const done = new Promise<{ value: string | null; thread: number }>((resolve, reject) => void (call = { resolve, reject, done: Promise.resolve() }));
+    call.done = done.catch(() => undefined);
+    run.calls.set(id, call);
+    if (run.calls.size === 1) run.worker.ref();
+    run.worker.postMessage({ id, op, content } satisfies MarkdownRequest);
+    return done;
+  },
+
+  start(): Running {
+    // The built service runs dist/mail/markdown-worker.js; tests run the TypeScript sources, which tsx loads.
+    const fromSource = import.meta.url.endsWith('.ts');
+    const worker = new Worker(new URL(`./markdown-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url), fromSource ? { execArgv: ['--import', 'tsx'] } : {});
+    worker.unref();
+    const run: Running = { worker, calls: new Map() };
+    worker.on('message', (reply: MarkdownReply) => {
+      const call = run.calls.get(reply.id);
+      if (!call) return;
+      run.calls.delete(reply.id);
+      if (!run.calls.size) worker.unref();
+      if ('error' in reply) call.reject(serviceUnavailable(`The content could not be rendered (${reply.error}); try again`));
+      else call.resolve({ value: reply.value, thread: reply.thread });
+    });
+    worker.on('error', (err) => this.fail(run, err.message));
+    worker.on('exit', (code) => this.fail(run, `the renderer stopped with code ${code}`));
+    this.running = run;
+    return run;
+  },
+
+  fail(run: Running, why: string) {
+    if (this.running === run) this.running = null;
+    for (const call of run.calls.values()) call.reject(serviceUnavailable(`The content could not be rendered (${why}); try again`));
+    run.calls.clear();
+    void run.worker.terminate();
+  },
+
+  /** Lets the work under way finish, then ends the thread (a later call starts another). */
+  async stop() {
+    const run = this.running;
+    if (!run) return;
+    this.running = null;
+    await Promise.all([...run.calls.values()].map((call) => call.done));
+    await run.worker.terminate();
+  },
+};
+
+/** Ends the Markdown worker thread if it was started (the app's close). */
+export const stopMarkdownWorker = () => markdownThread.stop();
 
 /** Rendered HTML kept by the content's hash: at most this many characters of HTML in all. */
 const CACHE_BUDGET = 16 * 1024 * 1024;
 const rendered = new Map<string, string>();
 let cachedChars = 0;
+/** Renderings under way on the worker thread, by content hash: readers of the same new content share one. */
+const underway = new Map<string, Promise<string>>();
 
 /**
  * The one place Markdown is rendered: called only when the cache below has no answer for the content. An object, so
- * tests can count renders (`vi.spyOn(markdownRendering, 'render')`) and start from an empty cache (`forget`).
+ * tests can count renders (`vi.spyOn(markdownRendering, 'render')`, this thread; `renderAway`, the worker thread)
+ * and start from an empty cache (`forget`).
  */
 export const markdownRendering = {
+  /** On this thread: content shorter than `INLINE_LIMIT`. */
   render(content: string): string {
-    return sanitizeHtml(markdown.render(content), SANITIZE);
+    return renderHtml(content);
+  },
+  /** On the Markdown worker thread; answers the HTML and the id of the thread that rendered it. */
+  async renderAway(content: string): Promise<{ html: string; thread: number }> {
+    const { value, thread } = await markdownThread.call('render', content);
+    return { html: value ?? '', thread };
   },
   forget() {
     rendered.clear();
@@ -33,12 +108,24 @@ export const markdownRendering = {
 /** The cache key of `content`: its hash, so an edited record (or the same text elsewhere) is never served stale. */
 const keyOf = (content: string) => createHash('sha256').update(content).digest('base64url');
 
+function keep(key: string, html: string) {
+  if (html.length > CACHE_BUDGET / 4) return;
+  rendered.set(key, html);
+  cachedChars += html.length;
+  for (const [oldest, value] of rendered) {
+    if (cachedChars <= CACHE_BUDGET) break;
+    rendered.delete(oldest);
+    cachedChars -= value.length;
+  }
+}
+
 /**
  * Markdown → sanitised HTML, safe to put in an e-mail or a page. Rendered once per distinct content: a published
  * article read again, or a campaign's content checked then sent, reuses the first rendering (least recently used
- * entries go first once the cache holds `CACHE_BUDGET` characters).
+ * entries go first once the cache holds `CACHE_BUDGET` characters). Large content is rendered on the worker thread;
+ * if that thread fails, the promise rejects with a 503.
  */
-export function renderMarkdown(content: string): string {
+export async function renderMarkdown(content: string): Promise<string> {
   const key = keyOf(content);
   const hit = rendered.get(key);
   if (hit !== undefined) {
@@ -46,51 +133,29 @@ export function renderMarkdown(content: string): string {
     rendered.set(key, hit);
     return hit;
   }
-  const html = markdownRendering.render(content);
-  if (html.length <= CACHE_BUDGET / 4) {
-    rendered.set(key, html);
-    cachedChars += html.length;
-    for (const [oldest, value] of rendered) {
-      if (cachedChars <= CACHE_BUDGET) break;
-      rendered.delete(oldest);
-      cachedChars -= value.length;
-    }
+  if (content.length < INLINE_LIMIT) {
+    const html = markdownRendering.render(content);
+    keep(key, html);
+    return html;
   }
-  return html;
-}
-
-/** The deepest nesting level of a token tree (block and inline), without recursion. */
-function deepest(tokens: Token[]): number {
-  let max = 0;
-  const pending = [tokens];
-  for (let list = pending.pop(); list; list = pending.pop()) {
-    for (const token of list) {
-      if (token.level > max) max = token.level;
-      if (token.children) pending.push(token.children);
-    }
+  let work = underway.get(key);
+  if (!work) {
+    work = markdownRendering.renderAway(content).then(({ html }) => (keep(key, html), html)).finally(() => underway.delete(key));
+    underway.set(key, work);
   }
-  return max;
+  return work;
 }
 
 /** Answers of `markdownProblem` by content hash (a campaign's content is checked on create, on send and on delivery). */
 const problems = new Map<string, string | null>();
 const PROBLEMS_KEPT = 1000;
 
-/** Why `content` cannot be rendered as a whole, or null when it can. */
-export function markdownProblem(content: string): string | null {
+/** Why `content` cannot be rendered as a whole, or null when it can (large content: checked on the worker thread). */
+export async function markdownProblem(content: string): Promise<string | null> {
   const key = keyOf(content);
   if (problems.has(key)) return problems.get(key)!;
-  const problem = findProblem(content);
+  const problem = content.length < INLINE_LIMIT ? nestingProblem(content) : (await markdownThread.call('problem', content)).value;
   if (problems.size >= PROBLEMS_KEPT) problems.delete(problems.keys().next().value!);
   problems.set(key, problem);
   return problem;
-}
-
-function findProblem(content: string): string | null {
-  try {
-    if (deepest(markdown.parse(content, {})) > MAX_MARKDOWN_NESTING) return `is nested more than ${MAX_MARKDOWN_NESTING} levels deep (quotes, lists or emphasis), which cannot be rendered`;
-    return null;
-  } catch (err) {
-    return `cannot be rendered as Markdown (${err instanceof Error ? err.message : String(err)})`;
-  }
 }

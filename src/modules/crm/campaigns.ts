@@ -65,8 +65,8 @@ const SendInput = Strict({ scheduled_at: Type.Optional(TimestampInput()) });
 const normalise = (recipients: string[]) => [...new Set(recipients.map((r) => (r === 'all' ? r : r.toLowerCase())))];
 
 /** 400 unless the content can be rendered into the e-mail (CONTRACT §13: checked before anything is sent). */
-const assertRenderable = (content: string | undefined) => {
-  const problem = content === undefined ? null : markdownProblem(content);
+const assertRenderable = async (content: string | undefined) => {
+  const problem = content === undefined ? null : await markdownProblem(content);
   if (problem) throw validationError({ content: problem });
 };
 
@@ -84,7 +84,7 @@ export default async function campaignRoutes(app: App) {
     create: {
       body: CampaignInput,
       summary: 'Create a campaign (a draft)',
-      values: (body, { actor }) => (assertRenderable(body.content), { ...body, recipients: normalise(body.recipients ?? ['all']), status: 'draft' as const, created_by: actor.userId }),
+      values: async (body, { actor }) => (await assertRenderable(body.content), { ...body, recipients: normalise(body.recipients ?? ['all']), status: 'draft' as const, created_by: actor.userId }),
     },
     update: {
       body: CampaignPatch,
@@ -107,9 +107,9 @@ export default async function campaignRoutes(app: App) {
   }, async (request) => {
     const scheduledAt = request.body.scheduled_at ? new Date(request.body.scheduled_at) : null;
     if (scheduledAt && scheduledAt.getTime() <= Date.now()) throw validationError({ scheduled_at: 'must be in the future' });
-    const row = await audited(db, await actorOf(app, request), (work) => work.update(campaignResource, request.params.id, (current) => {
+    const row = await audited(db, await actorOf(app, request), (work) => work.update(campaignResource, request.params.id, async (current) => {
       if (current.status === 'sent') throw conflict('The campaign has already been sent');
-      assertRenderable(current.content);
+      await assertRenderable(current.content);
       return scheduledAt ? { status: 'scheduled' as const, scheduled_at: scheduledAt } : { status: 'sent' as const, sent_at: clock.now() };
     }));
     // After the commit. Should the process die in between, start-up resumes sent and scheduled campaigns.

@@ -84,7 +84,7 @@ const outcome = (error: string | null) => (error === null ? { status: 'sent' as 
  */
 async function sendPending(services: Services, campaign: Campaign, deadline: number): Promise<boolean> {
   const db = services.database.db;
-  const html = renderMarkdown(campaign.content);
+  const html = await renderMarkdown(campaign.content);
   if (services.database.kind === 'postgres') {
     while (Date.now() < deadline) {
       const sent = await db.transaction(async (tx) => {
@@ -153,7 +153,7 @@ export async function deliverCampaign(services: Services, campaignId: string) {
     if (!campaign || campaign.status !== 'sent') return;
     await resolveRecipients(services, campaign);
     // Content stored before it was checked: no recipient can get it, and a retry would not change that.
-    const problem = markdownProblem(campaign.content);
+    const problem = await markdownProblem(campaign.content);
     if (problem) return await failPending(services, campaignId, `content ${problem}`);
     const done = await sendPending(services, campaign, Date.now() + JOB_BUDGET_MS);
     if (!done) await services.jobs.send(campaignDelivery, { campaignId });

@@ -42,7 +42,7 @@ type Published = {
    * Adds what is derived from the detail alone and costly (an article's rendered HTML): done after the ETag is
    * decided from the rest, so a revalidation that ends in 304 never pays for it.
    */
-  derive?: (answer: Record<string, unknown>) => Record<string, unknown>;
+  derive?: (answer: Record<string, unknown>) => Promise<Record<string, unknown>>;
 };
 
 /**
@@ -113,7 +113,7 @@ export default async function publicContentRoutes(app: App) {
   registerPublished(app, {
     path: '/api/public/articles', resource: articleResource, publishing: articlePublishing, ListItem: ArticleListItem, Detail: PublicArticleDetail,
     detailView: publicArticleDetailView, hiddenFilters: ['published'],
-    derive: (answer) => ({ ...answer, content_html: renderMarkdown(String(answer.content ?? '')) }),
+    derive: async (answer) => ({ ...answer, content_html: await renderMarkdown(String(answer.content ?? '')) }),
   });
   registerPublished(app, {
     path: '/api/public/careers', resource: careerResource, publishing: careerPublishing, ListItem: CareerListItem, Detail: CareerDetail,
