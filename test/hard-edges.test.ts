@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { threadId } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { ConfigError } from '../src/config.js';
+import { markdownRendering } from '../src/mail/markdown.js';
 import { as, createTestApp, createUser, none, resolvedOpenapi, type TestContext, testConfig } from './helpers.js';
 import { make } from './factories.js';
 
@@ -208,6 +210,62 @@ describe('cost', () => {
       expect(again.statusCode).toBe(304);
       const campaign = await as(ctx, staff).post('/api/crm/campaigns', { name: `Pathological ${i}`, subject: 'News', content });
       expect(campaign.statusCode, campaign.body).toBe(201);
+    }
+  });
+
+  const publish = async (slug: string, content: string) => {
+    const made = await as(ctx, staff).post('/api/cms/articles', { title: slug, slug, type: 'news', content, published: true, publish_date: '2020-01-01T00:00:00.000Z' });
+    expect(made.statusCode, made.body).toBe(201);
+  };
+
+  test('large content is rendered on another thread, small content on this one', async () => {
+    await publish('large-rendering', '*a* '.repeat(50_000));
+    await publish('small-rendering', `Small *${Date.now()}*`);
+    const inline = vi.spyOn(markdownRendering, 'render');
+    const away = vi.spyOn(markdownRendering, 'renderAway');
+    try {
+      const large = await as(ctx, none).get('/api/public/articles/large-rendering');
+      expect(large.statusCode, large.body).toBe(200);
+      expect(large.json().content_html).toContain('<em>a</em>');
+      expect(inline).not.toHaveBeenCalled();
+      expect(away).toHaveBeenCalledTimes(1);
+      expect((await away.mock.results[0]!.value).thread).not.toBe(threadId);
+
+      const small = await as(ctx, none).get('/api/public/articles/small-rendering');
+      expect(small.json().content_html).toMatch(/<em>\d+<\/em>/);
+      expect(inline).toHaveBeenCalledTimes(1);
+      expect(away).toHaveBeenCalledTimes(1);
+    } finally {
+      inline.mockRestore();
+      away.mockRestore();
+    }
+  });
+
+  test("while a pathological article's first reading renders, a request started meanwhile is answered", async () => {
+    await publish('pathological-first-reading', '*a'.repeat(100_000));
+    const happened: string[] = [];
+    let health: Promise<void> | undefined;
+    // The health check starts once the rendering has begun, wherever it runs; it is answered before the rendering ends.
+    const startHealth = () => void (health ??= as(ctx, none).get('/api/health').then((res) => void happened.push(`health ${res.statusCode}`)));
+    const [inlineRender, renderAway] = [markdownRendering.render.bind(markdownRendering), markdownRendering.renderAway.bind(markdownRendering)];
+    const inline = vi.spyOn(markdownRendering, 'render').mockImplementation((content) => {
+      startHealth();
+      const html = inlineRender(content);
+      happened.push('rendered');
+      return html;
+    });
+    const away = vi.spyOn(markdownRendering, 'renderAway').mockImplementation((content) => {
+      startHealth();
+      return renderAway(content).then((answer) => (happened.push('rendered'), answer));
+    });
+    try {
+      const article = await as(ctx, none).get('/api/public/articles/pathological-first-reading');
+      happened.push(`article ${article.statusCode}`);
+      await health;
+      expect(happened).toEqual(['health 200', 'rendered', 'article 200']);
+    } finally {
+      inline.mockRestore();
+      away.mockRestore();
     }
   });
 });

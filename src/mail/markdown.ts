@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { serviceUnavailable } from '../errors.js';
 import { nestingProblem, renderHtml } from './markdown-core.js';
@@ -15,6 +17,17 @@ export const INLINE_LIMIT = 20_000;
 
 type Call = { resolve: (reply: { value: string | null; thread: number }) => void; reject: (err: Error) => void; done: Promise<unknown> };
 type Running = { worker: Worker; calls: Map<number, Call> };
+
+/**
+ * A worker thread running a TypeScript file (tests, which run the sources): tsx's loader is registered in the thread
+ * first, through its API (Node 20 does not apply `--import` in a worker's `execArgv`).
+ */
+function sourceWorker(entry: URL): Worker {
+  const require = createRequire(import.meta.url);
+  const manifest = pathToFileURL(require.resolve('tsx/package.json'));
+  const api = new URL((require('tsx/package.json') as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default, manifest);
+  return new Worker(`import(${JSON.stringify(api.href)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`, { eval: true });
+}
 
 /**
  * The one Markdown worker thread: started on first need, unref'ed while it has no work (it never keeps the process
@@ -39,8 +52,7 @@ const markdownThread = {
 
   start(): Running {
     // The built service runs dist/mail/markdown-worker.js; tests run the TypeScript sources, which tsx loads.
-    const fromSource = import.meta.url.endsWith('.ts');
-    const worker = new Worker(new URL(`./markdown-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url), fromSource ? { execArgv: ['--import', 'tsx'] } : {});
+    const worker = import.meta.url.endsWith('.ts') ? sourceWorker(new URL('./markdown-worker.ts', import.meta.url)) : new Worker(new URL('./markdown-worker.js', import.meta.url));
     worker.unref();
     const run: Running = { worker, calls: new Map() };
     worker.on('message', (reply: MarkdownReply) => {
