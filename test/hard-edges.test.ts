@@ -1,7 +1,7 @@
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { ConfigError } from '../src/config.js';
-import { markdownRendering } from '../src/mail/markdown.js';
+import { markdownRendering, markdownThread } from '../src/mail/markdown.js';
 import { as, createTestApp, createUser, none, resolvedOpenapi, type TestContext, testConfig } from './helpers.js';
 import { make } from './factories.js';
 
@@ -237,6 +237,27 @@ describe('cost', () => {
       expect(away).toHaveBeenCalledTimes(1);
     } finally {
       inline.mockRestore();
+      away.mockRestore();
+    }
+  });
+
+  test('a rendering thread that dies answers 503 to the reading it had, and the next reading is rendered by a new one', async () => {
+    await publish('rendering-thread-dies', '![a]'.repeat(50_000));
+    const renderAway = markdownRendering.renderAway.bind(markdownRendering);
+    const away = vi.spyOn(markdownRendering, 'renderAway').mockImplementationOnce((content) => {
+      const answer = renderAway(content);
+      void markdownThread.running!.worker.terminate();
+      return answer;
+    });
+    try {
+      const failed = await as(ctx, none).get('/api/public/articles/rendering-thread-dies');
+      expect(failed.statusCode).toBe(503);
+      expect(failed.json()).toEqual({ error: 'Service unavailable', message: expect.stringContaining('try again') });
+      const read = await as(ctx, none).get('/api/public/articles/rendering-thread-dies');
+      expect(read.statusCode, read.body).toBe(200);
+      expect(read.json().content_html).toContain('![a]');
+      expect(away).toHaveBeenCalledTimes(2);
+    } finally {
       away.mockRestore();
     }
   });

@@ -19,6 +19,12 @@ type Call = { resolve: (reply: { value: string | null; thread: number }) => void
 type Running = { worker: Worker; calls: Map<number, Call> };
 
 /**
+ * The process's Node options the thread takes: source maps only. The rest are the process's own, and some break a
+ * thread that inherits them (`--input-type`, say, of `node --input-type=module -e …`).
+ */
+const threadArgv = () => process.execArgv.filter((arg) => arg === '--enable-source-maps');
+
+/**
  * A worker thread running a TypeScript file (tests, which run the sources): tsx's loader is registered in the thread
  * first, through its API (Node 20 does not apply `--import` in a worker's `execArgv`).
  */
@@ -26,15 +32,15 @@ function sourceWorker(entry: URL): Worker {
   const require = createRequire(import.meta.url);
   const manifest = pathToFileURL(require.resolve('tsx/package.json'));
   const api = new URL((require('tsx/package.json') as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default, manifest);
-  return new Worker(`import(${JSON.stringify(api.href)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`, { eval: true });
+  return new Worker(`import(${JSON.stringify(api.href)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`, { eval: true, execArgv: threadArgv() });
 }
 
 /**
  * The one Markdown worker thread: started on first need, unref'ed while it has no work (it never keeps the process
  * alive), started again after it died. A crash or an error rejects the calls it had with a 503, so no caller waits
- * for ever.
+ * for ever. Exported for tests (`running.worker` is the thread).
  */
-const markdownThread = {
+export const markdownThread = {
   running: null as Running | null,
   nextId: 0,
 
@@ -52,7 +58,7 @@ const markdownThread = {
 
   start(): Running {
     // The built service runs dist/mail/markdown-worker.js; tests run the TypeScript sources, which tsx loads.
-    const worker = import.meta.url.endsWith('.ts') ? sourceWorker(new URL('./markdown-worker.ts', import.meta.url)) : new Worker(new URL('./markdown-worker.js', import.meta.url));
+    const worker = import.meta.url.endsWith('.ts') ? sourceWorker(new URL('./markdown-worker.ts', import.meta.url)) : new Worker(new URL('./markdown-worker.js', import.meta.url), { execArgv: threadArgv() });
     worker.unref();
     const run: Running = { worker, calls: new Map() };
     worker.on('message', (reply: MarkdownReply) => {
