@@ -7,6 +7,7 @@ import { api } from '../api/http';
 import { PasswordStrength } from '../shared/PasswordStrength';
 import { useApiAction } from '../shared/useApiAction';
 import { ApiTokens } from './ApiTokens';
+import { NotificationSettings } from './NotificationSettings';
 
 const detailsOf = (error: unknown): Record<string, string> => (error instanceof HttpError && error.body?.details) || {};
 
@@ -149,7 +150,7 @@ function TwoFactor({ info, refresh }: { info: SessionInfo; refresh: () => void }
   );
 }
 
-/** My account: who I am, my password, my second factor, my API tokens. */
+/** My account: who I am, my password, my second factor, my API tokens; then how notifications reach me. */
 export default function AccountPage() {
   useAuthenticated();
   const [info, setInfo] = useState<SessionInfo | null>(null);
@@ -174,6 +175,11 @@ export default function AccountPage() {
             {info ? <TwoFactor info={info} refresh={refresh} /> : null}
             {info ? <ApiTokens info={info} /> : null}
           </Stack>
+        </CardContent>
+      </Card>
+      <Card sx={{ mt: 2 }}>
+        <CardContent>
+          <NotificationSettings />
         </CardContent>
       </Card>
     </Box>

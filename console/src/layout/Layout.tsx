@@ -4,10 +4,11 @@ import ViewKanbanIcon from '@mui/icons-material/ViewKanban';
 import GridViewIcon from '@mui/icons-material/GridView';
 import { ListSubheader } from '@mui/material';
 import type { ReactNode } from 'react';
-import { AppBar, Layout as RaLayout, Logout, Menu, MenuItemLink, UserMenu, useGetIdentity, usePermissions, useSidebarState } from 'react-admin';
+import { AppBar, Layout as RaLayout, LoadingIndicator, Logout, Menu, MenuItemLink, UserMenu, useGetIdentity, usePermissions, useSidebarState } from 'react-admin';
 import { can, type Permission } from '../api/authProvider';
 import { RESOURCES } from '../resources/declarations';
 import { MODULE_LABELS, MODULES } from '../resources/types';
+import { NotificationBell } from './NotificationBell';
 
 function AccountMenu() {
   const { identity } = useGetIdentity();
@@ -46,7 +47,8 @@ function Navigation() {
   );
 }
 
-const TopBar = () => <AppBar userMenu={<AccountMenu />} />;
+/** The app bar: the notification bell beside react-admin's loading indicator (its refresh button), then the account menu. */
+const TopBar = () => <AppBar userMenu={<AccountMenu />} toolbar={<><NotificationBell /><LoadingIndicator /></>} />;
 
 export function Layout({ children }: { children: ReactNode }) {
   return <RaLayout appBar={TopBar} menu={Navigation}>{children}</RaLayout>;
