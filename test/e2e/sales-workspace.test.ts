@@ -6,7 +6,7 @@ import { choose, type Console, expectAccessible, expectNoOverflow, heading, menu
 // The sales workspace of the staff console in Chromium against the real service (see ./harness.ts): the
 // pipeline board, a project's availability board, the lead page's timeline and follow-ups, and three details of the
 // console (one session request before sign-in, the leads list's filters behind a button on a phone, cover thumbnails
-// in the projects list). Steps run in order on one browser; each builds on the records the one before made.
+// in the projects list, the notification bell and settings). Steps run in order on one browser; each builds on the records the one before made.
 
 const ADMIN = { email: 'admin@example.com', password: 'Console-Admin-1!' };
 const STATUSES = ['new', 'contacted', 'qualified', 'converted', 'lost'] as const;
@@ -329,6 +329,94 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     await quiet(page);
     await expectNoOverflow(page, 'projects list at 375 px');
     await expectAccessible(page, 'projects list at 375 px');
+    await page.setViewportSize({ width: 1200, height: 760 });
+    expect(app.serverErrors, app.log()).toEqual([]);
+  });
+
+  test('notifications: a lead assigned by someone else rings the bell; opening it opens the lead; mark all read; the settings card', async () => {
+    // Nothing so far was anybody else's doing: the inbox is empty, and the bell says so.
+    expect((await apiCall('GET', '/api/notifications')).pagination.total).toBe(0);
+    await page.goto(`${base}/`);
+    await heading(page, 'Dashboard').waitFor();
+    const bell = page.getByRole('button', { name: /^Notifications/ });
+    await poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+    await bell.click();
+    const panel = page.getByRole('dialog', { name: 'Notifications' });
+    await panel.getByText('No notifications').waitFor();
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+
+    // Another user, with crm write, signed in through the API, assigns a lead to the signed-in administrator.
+    const other = { email: 'bea@example.com', password: 'Bea-Broker-1!' };
+    const bea = await apiCall('POST', '/api/iam/users', { ...other, name: 'Bea Broker' });
+    await apiCall('POST', '/api/iam/module-access', { user_id: bea.id, module: 'crm', can_read: true, can_write: true });
+    const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(other) });
+    expect(login.status).toBe(200);
+    const { token } = ((await login.json()) as { session: { token: string } }).session;
+    const asBea = async (method: string, path: string, data: object) => {
+      const response = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(data) });
+      expect(response.ok, `${method} ${path}: ${response.status}`).toBe(true);
+      return response.json() as Promise<any>;
+    };
+    const lin = await asBea('POST', '/api/crm/leads', { first_name: 'Lin', last_name: 'Bell', phone: '+63 917 555 0202', status: 'new', source: 'website' });
+    await asBea('PATCH', `/api/crm/leads/${lin.id}`, { assigned_to: adminId });
+    await poll(async () => (await apiCall('GET', '/api/notifications/unread-count')).unread).toBe(1);
+
+    // The bell reads the count as the console loads.
+    await page.reload();
+    await poll(() => bell.getAttribute('aria-label')).toBe('Notifications, 1 unread');
+    await bell.click();
+    const item = panel.getByRole('button', { name: /Lead assigned to you: Lin Bell/ });
+    await item.waitFor();
+    // Unread in words, not by colour alone; when, relative to now.
+    expect(await item.textContent()).toMatch(/Lead assigned to you: Lin Bell.*Unread.*Bea Broker.*(just now|seconds? ago|minutes? ago)/);
+    await expectAccessible(page, 'notifications menu');
+    await item.click();
+    await page.waitForURL(`${base}/leads/${lin.id}/show`);
+    await page.getByText('Lead: Lin Bell').first().waitFor();
+    await poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+    const [read] = (await apiCall('GET', '/api/notifications')).data;
+    expect([read.kind, read.record, read.read_at === null]).toEqual(['lead_assigned', { resource: 'leads', id: lin.id }, false]);
+
+    // A second one, then "Mark all read" from the panel.
+    await asBea('POST', '/api/crm/leads', { first_name: 'Mo', last_name: 'Bell', phone: '+63 917 555 0303', status: 'new', source: 'website', assigned_to: adminId });
+    await poll(async () => (await apiCall('GET', '/api/notifications/unread-count')).unread).toBe(1);
+    await page.reload();
+    await poll(() => bell.getAttribute('aria-label')).toBe('Notifications, 1 unread');
+    await bell.click();
+    await panel.getByRole('button', { name: /Lead assigned to you: Mo Bell.*Unread/ }).waitFor();
+    await panel.getByRole('button', { name: 'Mark all read' }).click();
+    // The panel stays open, its entries now read; the bell (hidden from the page's reading while the panel is open) says so once it closes.
+    await poll(() => panel.getByText('Unread', { exact: true }).count()).toBe(0);
+    await panel.getByRole('button', { name: /Lead assigned to you: Mo Bell/ }).waitFor();
+    expect((await apiCall('GET', '/api/notifications/unread-count')).unread).toBe(0);
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+    await poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+
+    // My account: how each kind reaches me; a change is the API's new answer.
+    await page.goto(`${base}/account`);
+    const settings = page.getByRole('region', { name: 'Notifications' });
+    await settings.getByRole('combobox', { name: /A lead is assigned to me/ }).waitFor();
+    await settings.getByRole('combobox', { name: /A new lead waits too long for a first contact/ }).waitFor();
+    expect((await apiCall('GET', '/api/auth/preferences')).notifications.lead_assigned).toBe('both');
+    await choose(page, 'A lead is assigned to me', 'In the app');
+    await poll(async () => (await apiCall('GET', '/api/auth/preferences')).notifications.lead_assigned).toBe('in_app');
+    await poll(() => settings.getByRole('combobox', { name: /A lead is assigned to me/ }).textContent()).toBe('In the app');
+    await expectAccessible(page, 'My account with notification settings');
+
+    await page.setViewportSize({ width: 375, height: 740 });
+    await page.reload();
+    await settings.getByRole('combobox', { name: /A lead is assigned to me/ }).waitFor();
+    await quiet(page);
+    await expectNoOverflow(page, 'My account at 375 px');
+    await expectAccessible(page, 'My account at 375 px');
+    await bell.click();
+    await panel.getByRole('button', { name: /Lead assigned to you: Mo Bell/ }).waitFor();
+    await expectNoOverflow(page, 'notifications menu at 375 px');
+    await expectAccessible(page, 'notifications menu at 375 px');
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
     await page.setViewportSize({ width: 1200, height: 760 });
     expect(app.serverErrors, app.log()).toEqual([]);
   });

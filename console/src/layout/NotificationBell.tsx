@@ -37,7 +37,11 @@ export function ago(at: string, now = Date.now()): string {
   return 'just now';
 }
 
-const bellName = (unread: number) => (unread ? `Notifications, ${unread} unread` : 'Notifications');
+/** What the badge shows: nothing at 0, the count up to 99, then "99+". */
+const MAX = 99;
+const shown = (unread: number) => (unread > MAX ? `${MAX}+` : String(unread));
+/** The bell's name holds what its badge shows (a name must contain the visible text: WCAG 2.5.3). */
+const bellName = (unread: number) => (unread ? `Notifications, ${shown(unread)} unread` : 'Notifications');
 
 /**
  * The bell in the app bar: the unread count as a badge (read on load, every minute, and after each action here), and
@@ -100,9 +104,8 @@ export function NotificationBell() {
   return (
     <>
       <IconButton color="inherit" aria-label={name} aria-haspopup="dialog" aria-expanded={anchor ? 'true' : 'false'} onClick={open}>
-        <Badge badgeContent={unread} color="error" max={99}>
-          <NotificationsIcon />
-        </Badge>
+        {/* No badge at 0: a hidden badge still holds its last number, which would be text the name lacks. */}
+        {unread ? <Badge badgeContent={shown(unread)} color="error"><NotificationsIcon /></Badge> : <NotificationsIcon />}
       </IconButton>
       <Popover
         open={!!anchor}
