@@ -84,6 +84,9 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
 
 
   async function signOut() {
+    // The app bar slides away while a long page is scrolled down (My account, with its notification settings): back
+    // to the top, as a person would, brings it back.
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.getByRole('button', { name: /account menu/ }).click();
     await page.getByRole('menuitem', { name: 'Logout' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
