@@ -35,10 +35,17 @@ export const leads = pgTable('leads', {
    * alone, so no foreign key: its check locked the creator's row on every create (migration 0015).
    */
   created_by: uuid('created_by'),
+  /**
+   * The lead-flow group it waits in, unassigned (a pond, or a first-to-claim group until claimed): its members see it
+   * whatever their record scope (their record scope's owners include the groups they belong to). No foreign key, as
+   * `created_by` (migration 0020).
+   */
+  pool_id: uuid('pool_id'),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [
   newestFirst('leads', t),
+  index('leads_pool_idx').on(t.pool_id, t.created_at, t.id).where(sql`${t.pool_id} is not null`),
   index('leads_created_by_idx').on(t.created_by, t.created_at, t.id),
   index('leads_status_idx').on(t.status, t.created_at, t.id),
   index('leads_source_idx').on(t.source, t.created_at, t.id),

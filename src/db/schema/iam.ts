@@ -15,6 +15,8 @@ export type RecordScope = (typeof RECORD_SCOPES)[number];
 export const departments = pgTable('departments', {
   id: id(),
   name: text('name').notNull(),
+  /** Who a late lead of the department's agents is escalated to (speed to lead; migration 0020). No foreign key: users name departments. */
+  manager_id: uuid('manager_id'),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [uniqueIndex('departments_name_key').on(sql`lower(${t.name})`)]);

@@ -4,3 +4,4 @@ export * from './crm.js';
 export * from './webhooks.js';
 export * from './trash.js';
 export * from './notifications.js';
+export * from './lead-flow.js';
