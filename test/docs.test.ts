@@ -101,6 +101,7 @@ test('no document, source file or test names an issue number', () => {
     ...filesUnder('test', ['.ts']),
     ...filesUnder('bench', ['.ts']),
     ...filesUnder('scripts', ['.mjs', '.ts']),
+    ...filesUnder('drizzle', ['.sql']),
   ];
   expect(files.length).toBeGreaterThan(100);
   const found: string[] = [];
