@@ -50,7 +50,8 @@ type PostgresTables = { columns: Record<string, string[]>; sequences: Record<str
 /** A backup or restore refused or failed for a reason the operator can act on; the message says what to do. */
 export class BackupError extends Error {}
 
-const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+// The compiled trees the tests run carry a package.json without name or version.
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name?: string; version?: string };
 const MIGRATIONS = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
 /** A table or sequence name as SQL: every name in the public schema is one the migrations chose. */
@@ -63,12 +64,23 @@ type UploadRow = { name: string; variants: { name: string }[] | string };
 const storedFiles = (rows: UploadRow[]) => rows.flatMap((row) => filesOf({ name: row.name, variants: typeof row.variants === 'string' ? JSON.parse(row.variants) : row.variants }));
 const migrationsOf = (rows: Record<string, unknown>[]) => rows.map((row) => ({ hash: String(row.hash), created_at: Number(row.created_at) }));
 
+/** The stored files in a local upload directory (none in a new one). */
+async function storedFilesIn(dir: string) {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [] as string[];
+    throw err;
+  });
+  return names.filter((name) => STORED_NAME.test(name));
+}
+
 /**
- * Hard-links (or, across file systems, copies) the named files into `target`: taken while nothing can delete them
- * (see the callers), so the archive gets each one even if it is deleted a moment later. Linking is instant and takes
- * no space; a link is never changed, since a stored name is never written again.
+ * Hard-links (or, across file systems, copies) into `target` the files the database's uploads name, and any other
+ * stored file beside them (uploads from before the uploads table, which are still served). Taken while nothing can
+ * delete the named ones (see the callers), so the archive gets each even if it is deleted a moment later. Linking is
+ * instant and takes no space; a link never changes, since a stored name is never written again.
  */
-async function stageUploads(source: string, names: string[], target: string) {
+async function stageUploads(source: string, named: string[], target: string) {
+  const names = [...new Set([...named, ...(await storedFilesIn(source))])];
   await mkdir(target, { recursive: true });
   const missing: string[] = [];
   for (const name of names) {
@@ -76,14 +88,17 @@ async function stageUploads(source: string, names: string[], target: string) {
       await link(join(source, name), join(target, name));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') missing.push(name);
-      else if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') await copyFile(join(source, name), join(target, name));
+      // A file of no upload gone meanwhile was being removed; one an upload names is reported.
+      if (code === 'ENOENT') {
+        if (named.includes(name)) missing.push(name);
+      } else if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') await copyFile(join(source, name), join(target, name));
       else throw err;
     }
   }
+  const files = await readdir(target);
   let bytes = 0;
-  for (const name of await readdir(target)) bytes += (await stat(join(target, name))).size;
-  return { files: names.length - missing.length, bytes, missing };
+  for (const name of files) bytes += (await stat(join(target, name))).size;
+  return { files: files.length, bytes, missing };
 }
 
 type Snapshot = { migrations: Manifest['database']['migrations']; tables: Record<string, number>; uploads: Awaited<ReturnType<typeof stageUploads>> };
@@ -212,7 +227,7 @@ export async function writeBackup(database: Database, config: Config, file: stri
     }
     const manifest: Manifest = {
       format: BACKUP_FORMAT,
-      service: { name: PACKAGE.name, version: PACKAGE.version },
+      service: { name: PACKAGE.name ?? 'unknown', version: PACKAGE.version ?? 'unknown' },
       created_at: new Date().toISOString(),
       database: { kind: database.kind, migrations: snapshot.migrations, tables: snapshot.tables },
       uploads: { storage: config.s3 ? 's3' : 'local', included: !config.s3, ...snapshot.uploads },
@@ -347,15 +362,6 @@ async function restorePostgres(manifest: Manifest, scratch: string, url: string)
 
 const CONTENT_TYPES: Record<string, string> = { jpg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', avif: 'image/avif' };
 
-/** Stored files already in the local upload directory (none in a new one). */
-async function storedFilesIn(dir: string) {
-  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return [] as string[];
-    throw err;
-  });
-  return names.filter((name) => STORED_NAME.test(name));
-}
-
 export type Restored = { manifest: Manifest; rows: number; files: number };
 
 /**
@@ -424,6 +430,7 @@ export async function restoreBackup(archive: string, config: Config): Promise<Re
     }
     return { manifest, rows: Object.values(manifest.database.tables).reduce((sum, n) => sum + n, 0), files: uploads.length };
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    // A damaged archive stops the unpacking while files it started are still being written: retried until they are.
+    await rm(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined);
   }
 }
