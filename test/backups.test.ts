@@ -202,7 +202,7 @@ describe('a damaged archive', () => {
     const file = damaged('truncated-cli.tar.gz', readFileSync(archive).subarray(0, 5000));
     // The script by its real path: the command line runs only as the file node was given (not through a symlinked node_modules).
     const [flags, script] = await compiled('cli/admin.ts');
-    const failed = await promisify(execFile)(process.execPath, [flags, realpathSync(script), 'restore', file], { env: { ...process.env, ...target } })
+    const failed = await promisify(execFile)(process.execPath, [flags, realpathSync(script), 'restore', file], { env: { PATH: process.env.PATH ?? '', ...target } })
       .catch((err: { code: number; stderr: string }) => err);
     expect((failed as { code: number }).code).toBe(1);
     const { stderr } = failed as { stderr: string };
