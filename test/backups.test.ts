@@ -228,7 +228,7 @@ describe('scheduled backups', () => {
     await database?.close();
   });
 
-  test('BACKUP_SCHEDULE schedules the job; a schedule that does not parse stops start-up naming the variable', () => {
+  test('BACKUP_SCHEDULE gives the job its schedule; a schedule that does not parse stops start-up naming the variable', () => {
     expect(scheduledBackup.schedule).toBeTypeOf('function');
     expect((scheduledBackup.schedule as (c: typeof ctx.config) => string | undefined)(ctx.config)).toBe('30 2 * * *');
     expect((scheduledBackup.schedule as (c: typeof ctx.config) => string | undefined)(loadConfig({ AUTH_SECRET: SECRET, DATA_DIR: root }))).toBeUndefined();
@@ -236,6 +236,21 @@ describe('scheduled backups', () => {
     expect(() => loadConfig({ AUTH_SECRET: SECRET, DATA_DIR: root, BACKUP_SCHEDULE: 'every night' })).toThrow(/^BACKUP_SCHEDULE must be a cron expression/);
     expect(() => loadConfig({ AUTH_SECRET: SECRET, DATA_DIR: root, BACKUP_KEEP: '0' })).toThrow(/^BACKUP_KEEP must be between 1 and 10000/);
     expect(loadConfig({ AUTH_SECRET: SECRET, DATA_DIR: root }).backupDir).toBe(join(root, 'backups'));
+  });
+
+  test('the job queue schedules the backup on BACKUP_SCHEDULE, and forgets the schedule when it is unset', async () => {
+    const db = await createTestDatabase();
+    const schedules = async () => (await db.execute(`select cron, timezone from pgboss.schedule where name = 'backup'`, [])).rows;
+    try {
+      const scheduled = await createTestApp({ BACKUP_SCHEDULE: '15 1 * * *' }, { database: db, jobs: true });
+      await scheduled.close();
+      expect(await schedules()).toEqual([{ cron: '15 1 * * *', timezone: 'UTC' }]);
+      const unscheduled = await createTestApp({}, { database: db, jobs: true });
+      await unscheduled.close();
+      expect(await schedules()).toEqual([]);
+    } finally {
+      await db.close();
+    }
   });
 
   test('the job writes into BACKUP_DIR while the service works, keeps the newest BACKUP_KEEP, and each restores', async () => {

@@ -414,8 +414,8 @@ export async function restoreBackup(archive: string, config: Config): Promise<Re
       try {
         await restorePostgres(manifest, scratch, config.databaseUrl!);
       } catch (err) {
-        if (err instanceof BackupError) throw new BackupError(`${err.message}. The database now holds the schema without data: drop it and create it again before another attempt`);
-        throw err;
+        const reason = err instanceof BackupError ? err.message : `the restore failed: ${(err as Error).message}`;
+        throw new BackupError(`${reason}. The database may now hold the schema without the data: drop it and create it again before another attempt`);
       }
     }
 
