@@ -238,8 +238,12 @@ describe('scheduled backups', () => {
     expect(loadConfig({ AUTH_SECRET: SECRET, DATA_DIR: root }).backupDir).toBe(join(root, 'backups'));
   });
 
-  test('the job queue schedules the backup on BACKUP_SCHEDULE, and forgets the schedule when it is unset', async () => {
-    const db = await createTestDatabase();
+  test('the job queue schedules the backup on BACKUP_SCHEDULE, and forgets the schedule when it is unset', { timeout: 120_000 }, async () => {
+    // A database of its own (restored: the demo's), with pg-boss installed as the template's is.
+    const target = await emptyTarget();
+    await runAdmin(['restore', archive], target);
+    const db = await openDatabase({ url: target.DATABASE_URL, dataDir: join(target.DATA_DIR, 'pglite') });
+    await db.migrate();
     const schedules = async () => (await db.execute(`select cron, timezone from pgboss.schedule where name = 'backup'`, [])).rows;
     try {
       const scheduled = await createTestApp({ BACKUP_SCHEDULE: '15 1 * * *' }, { database: db, jobs: true });
