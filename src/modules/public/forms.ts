@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../types.js';
 import { actorOf } from '../../http/actor.js';
 import { Created, Email, errorResponses, Message, Nullable, RequiredText, Strict } from '../../http/schemas.js';
-import { InquiryInput, receiveInquiry } from '../crm/inquiries.js';
+import { InquiryInput } from '../crm/inquiries.js';
+import { receiveWebsiteInquiry } from '../crm/lead-flow/website.js';
 import { subscribe } from '../crm/newsletters.js';
 import { noticeInquiry } from '../crm/notices.js';
 
@@ -16,7 +17,7 @@ export default async function publicFormRoutes(app: App) {
       response: { 201: Created, ...errorResponses }, 'x-answer-message': 'Thank you, your inquiry has been received',
     },
   }, async (request, reply) => {
-    const row = await receiveInquiry(app.database.db, await actorOf(app, request), request.body);
+    const row = await receiveWebsiteInquiry(app, await actorOf(app, request), request.body);
     noticeInquiry(app, row);
     return reply.code(201).send({ id: row.id, message: 'Thank you, your inquiry has been received' });
   });
