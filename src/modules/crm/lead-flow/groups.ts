@@ -5,13 +5,13 @@ import { clock } from '../../../clock.js';
 import { audited, type Work } from '../../../data/mutations.js';
 import { defineResource } from '../../../data/resource.js';
 import type { Executor } from '../../../db/client.js';
-import { LEAD_GROUP_KINDS, leadFlowRules, leadGroupMembers, leadGroups, leads, moduleAccess, users } from '../../../db/schema/index.js';
+import { LEAD_GROUP_KINDS, leadFlowRules, leadGroupMembers, leadGroups, leads, users } from '../../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../../errors.js';
 import { actorOf } from '../../../http/actor.js';
 import { named } from '../../../http/openapi.js';
 import { Created, errorResponses, IdParams, Message, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../../http/schemas.js';
 import { requireFlowManager } from './managers.js';
-import { eligible } from './routing.js';
+import { eligible, memberColumn } from './routing.js';
 
 /**
  * Lead groups: agents who share new leads, in turn (round robin), by claiming them (first to claim, with a time limit
@@ -69,8 +69,8 @@ async function groupsView(db: Executor, ids?: string[]) {
   const [members, waiting] = await Promise.all([
     db.select({
       group_id: leadGroupMembers.group_id, user_id: leadGroupMembers.user_id, name: users.name, position: leadGroupMembers.position,
-      away: sql<boolean>`exists (select 1 from lead_flow_away w where w.user_id = ${leadGroupMembers.user_id} and (w.until is null or w.until > ${now}))`,
-      eligible: eligible(leadGroupMembers.user_id, now),
+      away: sql<boolean>`exists (select 1 from lead_flow_away w where w.user_id = ${memberColumn} and (w.until is null or w.until > ${now}))`,
+      eligible: eligible(memberColumn, now),
     }).from(leadGroupMembers).innerJoin(users, eq(users.id, leadGroupMembers.user_id))
       .where(inArray(leadGroupMembers.group_id, groupIds)).orderBy(asc(leadGroupMembers.position)),
     db.select({ pool_id: leads.pool_id, n: count() }).from(leads).where(inArray(leads.pool_id, groupIds)).groupBy(leads.pool_id),
@@ -86,7 +86,7 @@ async function groupsView(db: Executor, ids?: string[]) {
 
 /** 400 unless `id` is a live user with crm write: who may be handed leads. */
 export async function requireAgent(db: Executor, id: string, field: string) {
-  const [user] = await db.select({ id: users.id, writes: sql<boolean>`exists (select 1 from ${moduleAccess} a where a.user_id = ${users.id} and a.module = 'crm' and a.can_write)` })
+  const [user] = await db.select({ id: users.id, writes: sql<boolean>`exists (select 1 from module_access a where a.user_id = ${users}.id and a.module = 'crm' and a.can_write)` })
     .from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
   if (!user) throw validationError({ [field]: 'must be an existing user' });
   if (!user.writes) throw validationError({ [field]: 'must be a user with crm write: only they may be handed leads' });

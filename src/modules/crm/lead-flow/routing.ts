@@ -33,6 +33,12 @@ export const eligible = (id: unknown, now: Date) => sql<boolean>`(exists (select
   and exists (select 1 from module_access a where a.user_id = ${id} and a.module = 'crm' and a.can_write)
   and not exists (select 1 from lead_flow_away w where w.user_id = ${id} and (w.until is null or w.until > ${now})))`;
 
+/**
+ * A member's user id inside a select list's subquery: the table named, as drizzle writes a select list's columns
+ * without it (the subqueries' own tables would take it for theirs).
+ */
+export const memberColumn = sql`${leadGroupMembers}.user_id`;
+
 /** Whether `userId` may be handed leads now (see `eligible`). */
 export async function isEligible(db: Executor, userId: string, now = clock.now()): Promise<boolean> {
   const [row] = rowsOf<{ ok: boolean }>(await db.execute(sql`select ${eligible(sql`${userId}::uuid`, now)} as ok`));
@@ -41,7 +47,7 @@ export async function isEligible(db: Executor, userId: string, now = clock.now()
 
 /** A group's members in turn order, each with whether they may be handed a lead now. */
 export async function membersOf(db: Executor, groupId: string, now = clock.now()) {
-  return db.select({ user_id: leadGroupMembers.user_id, position: leadGroupMembers.position, eligible: eligible(leadGroupMembers.user_id, now) })
+  return db.select({ user_id: leadGroupMembers.user_id, position: leadGroupMembers.position, eligible: eligible(memberColumn, now) })
     .from(leadGroupMembers).where(eq(leadGroupMembers.group_id, groupId)).orderBy(asc(leadGroupMembers.position));
 }
 
