@@ -9,7 +9,7 @@ import { detachLead } from './lead-links.js';
 import { noticeAssignment } from './notices.js';
 import { requireAssignee, UserRef, withLowerEmail } from './shared.js';
 import { leadResource } from './lead-resource.js';
-import { recordAssignment, routeLead } from './lead-flow/routing.js';
+import { hasRules, recordAssignment, routeLead } from './lead-flow/routing.js';
 
 export const Lead = Strict({
   id: Uuid(),
@@ -55,7 +55,9 @@ export default async function leadRoutes(app: App) {
         await requireAssignee(db, body.assigned_to, 'assigned_to');
         return { ...withLowerEmail(body), created_by: actor.userId };
       },
-      // A lead sent without an assignee is routed by the lead-flow rules (channel `api`) in its creation's transaction.
+      // A lead sent without an assignee is routed by the lead-flow rules (channel `api`) in its creation's transaction;
+      // with no rules (lead flow off) and no assignee, it is the plain one-statement create.
+      needsInsert: async (values) => !!values.assigned_to || (await hasRules(db)),
       insert: async (work, values) => {
         const row = await work.create(leadResource, values);
         if (row.assigned_to) await recordAssignment(work, { lead: row, previous: null, how: 'manual', rule: null, channel: 'api' });
