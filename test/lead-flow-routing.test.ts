@@ -244,6 +244,19 @@ describe('routing a new lead', () => {
     expect(await assigneeOf(await lead({ assigned_to: agents[4].id }))).toBe(agents[4].id);
   });
 
+  test('a routed lead deleted and restored from the trash comes back with its routing, even when its rule is gone', async () => {
+    const ruleId = await rule({ name: 'Ana takes all', is_default: true, assign_user_id: agents[0].id });
+    const id = await lead();
+    expect((await as(ctx, admin).delete(`/api/crm/leads/${id}`)).statusCode).toBe(200);
+    expect((await as(ctx, admin).delete(`/api/crm/lead-flow/rules/${ruleId}`)).statusCode).toBe(200);
+    const entry = (await as(ctx, admin).get('/api/crm/trash?resource=leads&limit=100')).json().data.find((e: { record_id: string }) => e.record_id === id);
+    const restored = await as(ctx, admin).post(`/api/crm/trash/${entry.id}/restore`);
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(await assigneeOf(id)).toBe(agents[0].id);
+    const [routing] = await ctx.database.db.select().from(leadRouting).where(eq(leadRouting.lead_id, id));
+    expect(routing).toMatchObject({ rule_id: null, channel: 'api' });
+  });
+
   test('a rule\'s user deleted after the rule was made: the next rule takes the lead, nothing fails', async () => {
     const leaving = await createUser(ctx, { crm: 'rw' });
     await rule({ name: 'Leaving', assign_user_id: leaving.id });
