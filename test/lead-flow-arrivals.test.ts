@@ -85,3 +85,30 @@ describe.skipIf(!serverUrl)('two app instances on one PostgreSQL database', () =
     expect(await Promise.all(members.map((member) => assignedCount(second, admin, member, 'Twin')))).toEqual([10, 10, 10]);
   });
 });
+
+describe.skipIf(!serverUrl)('an own-scope lead list with pools, on PostgreSQL', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestApp();
+  });
+  afterAll(async () => ctx?.close());
+
+  test('a few leads of an agent and their pool among many: read through the indexes (assignee, creator, pool), never the whole table', async () => {
+    const agent = await createUser(ctx, { crm: 'rw' });
+    const pool = '0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0d';
+    await ctx.database.execute(`insert into leads (id, first_name, last_name, email, source, status, assigned_to, pool_id, created_at, updated_at)
+      select gen_random_uuid(), 'First' || g, 'Last' || g, 'plan' || g || '@example.com', 'website', 'new',
+        case when g % 1000 = 0 then '${agent.id}'::uuid end, case when g % 2000 = 7 then '${pool}'::uuid end, now() - g * interval '1 second', now()
+      from generate_series(1, 20000) g`);
+    await ctx.database.execute('analyze leads');
+    // The condition `ownedBy` writes for leads (assignee, creator, pool) with the owners as one text parameter.
+    const owners = [agent.id, pool].join(',');
+    const { rows } = await ctx.database.execute(`explain (format json) select id from leads
+      where assigned_to = any(string_to_array('${owners}', ',')::uuid[]) or created_by = any(string_to_array('${owners}', ',')::uuid[])
+        or pool_id = any(string_to_array('${owners}', ',')::uuid[])
+      order by created_at desc, id desc limit 20`);
+    const plan = JSON.stringify(rows[0]);
+    expect(plan).not.toMatch(/"Node Type":\s*"Seq Scan"/);
+    expect(plan).toMatch(/leads_pool_idx/);
+  });
+});
