@@ -13,6 +13,9 @@ export default async function publicFormRoutes(app: App) {
   app.post('/api/public/inquiries', {
     schema: {
       tags, security: [], summary: 'Send an inquiry from the website; staff see it as unread',
+      description: 'With lead flow on (at least one lead-flow rule), the inquiry is also the person\'s lead, in the same transaction: linked to '
+        + 'their newest lead with the same e-mail (case-insensitive) or phone (compared by digits), or a new lead (source website, interest the '
+        + 'subject) that the rules route (channel `website`). A known lead is not routed again.',
       body: InquiryInput,
       response: { 201: Created, ...errorResponses }, 'x-answer-message': 'Thank you, your inquiry has been received',
     },
