@@ -333,6 +333,26 @@ describe('first to claim, ponds and claims', () => {
     }
   });
 
+  test('joining or leaving a pond changes what an own-scope agent sees from the next request on', async () => {
+    const [ana, ben] = agents;
+    await setScope(ben, 'own');
+    try {
+      const pond = await group({ name: 'Shared pond', kind: 'pond', members: [ana.id] });
+      await rule({ name: 'Pond it', assign_group_id: pond });
+      const id = await lead();
+      expect((await as(ctx, ben).get(`/api/crm/leads/${id}`)).statusCode).toBe(404);
+      expect((await as(ctx, admin).patch(`/api/crm/lead-flow/groups/${pond}`, { members: [ana.id, ben.id] })).statusCode).toBe(200);
+      expect((await as(ctx, ben).get(`/api/crm/leads/${id}`)).statusCode).toBe(200);
+      expect((await as(ctx, ben).get('/api/crm/leads?limit=100')).json().data.map((l: { id: string }) => l.id)).toContain(id);
+      expect((await as(ctx, admin).patch(`/api/crm/lead-flow/groups/${pond}`, { members: [ana.id] })).statusCode).toBe(200);
+      expect((await as(ctx, ben).get(`/api/crm/leads/${id}`)).statusCode).toBe(404);
+      expect((await as(ctx, ben).get('/api/crm/leads?limit=100')).json().data.map((l: { id: string }) => l.id)).not.toContain(id);
+      expect((await as(ctx, ben).post(`/api/crm/leads/${id}/claim`)).statusCode).toBe(404);
+    } finally {
+      await setScope(ben, 'all');
+    }
+  });
+
   test('five members claim at once: exactly one wins, four get 409', async () => {
     const ftc = await group({ name: 'Race', kind: 'first_to_claim', claim_minutes: 5, fallback_user_id: agents[0].id, members: agents.map((a) => a.id) });
     await rule({ name: 'Race them', assign_group_id: ftc });
