@@ -431,6 +431,18 @@ describe('where leads arrive', () => {
     expect(await assigneeOf(made.id)).toBe(agents[2].id);
   });
 
+  test('an inquiry turned into a lead without an assignee is routed; with one, it is theirs', async () => {
+    await rule({ name: 'Default', is_default: true, assign_user_id: agents[3].id });
+    const first = await make.inquiry(ctx, {}, admin);
+    const routed = await as(ctx, admin).post(`/api/crm/inquiries/${first.id}/convert`, { assigned_to: null, first_name: 'Ina', last_name: 'Reyes' });
+    expect(routed.statusCode, routed.body).toBe(201);
+    expect(await assigneeOf(routed.json().id)).toBe(agents[3].id);
+    const second = await make.inquiry(ctx, {}, admin);
+    const kept = await as(ctx, admin).post(`/api/crm/inquiries/${second.id}/convert`, { first_name: 'Ina', last_name: 'Cruz' });
+    expect(kept.statusCode, kept.body).toBe(201);
+    expect(await assigneeOf(kept.json().id)).toBe(admin.id);
+  });
+
   test('thirty website inquiries at once into a round robin of three: exactly ten each', async () => {
     const members = agents.slice(0, 3);
     const rr = await group({ name: 'Fair', kind: 'round_robin', members: members.map((m) => m.id) });
