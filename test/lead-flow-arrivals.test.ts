@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openDatabase } from '../src/db/client.js';
 import { make } from './factories.js';
-import { as, createTestApp, createTestDatabase, createUser, eventually, serverUrl, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, eventually, serverUrl, type TestContext } from './helpers.js';
 
 /**
  * Lead flow where leads arrive in bulk or on several instances: a CSV import's rows without an assignee are routed

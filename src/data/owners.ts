@@ -39,7 +39,7 @@ const POOL_KINDS = ['pond', 'first_to_claim'] as const;
 
 /**
  * `ownersOf` for work done for a user outside their requests (a mail, a notice): the users whose crm records user
- * `userId` sees now. Two queries.
+ * `userId` sees now. A few queries.
  */
 export async function ownersOfUser(db: Executor, userId: string): Promise<string[] | undefined> {
   return ownersWith(db, userId, await recordScopeOf(db, userId));
