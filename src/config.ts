@@ -68,6 +68,10 @@ export type Config = {
   taskTimeZone: string;
   /** The local hour (0–23, in `taskTimeZone`) the morning e-mail of follow-ups goes out. */
   taskDigestHour: number;
+  /** Working hours (minutes after local midnight in `taskTimeZone`, start before end): action plans' and speed to lead's clock. */
+  workHours: { start: number; end: number };
+  /** Working days, ISO weekdays (Monday 1 … Sunday 7), ascending. */
+  workDays: number[];
 };
 
 export type S3Config = {
@@ -188,6 +192,31 @@ function secretToken(env: Env, name: string): string | undefined {
   return secret;
 }
 
+/** `HH:MM-HH:MM` (24-hour, start before end): the working hours of a day, as minutes after midnight. */
+function workHours(env: Env): Config['workHours'] {
+  const raw = env.WORK_HOURS?.trim() || '09:00-18:00';
+  const match = /^(\d{1,2}):(\d{2})-(\d{1,2}):(\d{2})$/.exec(raw);
+  const minutes = (h: string, m: string) => (Number(h) <= 24 && Number(m) < 60 ? Number(h) * 60 + Number(m) : NaN);
+  const start = match ? minutes(match[1], match[2]) : NaN;
+  const end = match ? minutes(match[3], match[4]) : NaN;
+  if (!(start < end && end <= 24 * 60)) throw new ConfigError(`WORK_HOURS must be a start and an end time such as 09:00-18:00 (24-hour, start before end), got "${raw}"`);
+  return { start, end };
+}
+
+/** ISO weekdays (Monday 1 … Sunday 7) as a list and ranges: `1-5`, `1-5,7`, `1,3,5`. */
+function workDays(env: Env): number[] {
+  const raw = env.WORK_DAYS?.trim() || '1-5';
+  const days = new Set<number>();
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    const match = /^([1-7])(?:-([1-7]))?$/.exec(part);
+    if (!match || (match[2] && Number(match[2]) < Number(match[1]))) {
+      throw new ConfigError(`WORK_DAYS must be ISO weekdays (Monday 1 … Sunday 7) as a list or ranges such as 1-5 or 1-5,7, got "${raw}"`);
+    }
+    for (let day = Number(match[1]); day <= Number(match[2] ?? match[1]); day++) days.add(day);
+  }
+  return [...days].sort((a, b) => a - b);
+}
+
 /** An IANA time zone name the runtime knows (`Asia/Manila`, `UTC`). */
 function timeZone(env: Env, name: string, fallback: string): string {
   const raw = env[name]?.trim() || fallback;
@@ -298,5 +327,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 36500),
     taskTimeZone: timeZone(env, 'TASK_TIME_ZONE', 'Asia/Manila'),
     taskDigestHour: integer(env, 'TASK_DIGEST_HOUR', 8, 0, 23),
+    workHours: workHours(env),
+    workDays: workDays(env),
   };
 }
