@@ -27,6 +27,8 @@ export const RESOURCE_EVENTS = {
   uploads: 'upload',
   activities: 'lead_activity',
   tasks: 'task',
+  action_plans: 'action_plan',
+  lead_action_plans: 'lead_action_plan',
 } as const satisfies Record<string, string>;
 
 /** Resources audited without events: the activity log itself, and the webhook tables (no event about events). */
@@ -44,6 +46,8 @@ export const NAMED_EVENTS = [
   'reservation.status_changed',
   /** A campaign's delivery finished; `data` holds its delivery counts. */
   'campaign.sent',
+  /** A lead was assigned (routed, claimed, a fallback, by hand, or for its speed-to-lead limit); `data` holds lead_id, assigned_to, previous, how. */
+  'lead.assigned',
 ] as const;
 
 type ResourceEvent = `${(typeof RESOURCE_EVENTS)[keyof typeof RESOURCE_EVENTS]}.${(typeof ACTION_EVENTS)[keyof typeof ACTION_EVENTS]}`;

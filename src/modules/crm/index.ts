@@ -13,6 +13,9 @@ import reservationRoutes from './reservations.js';
 import crmStatsRoutes from './stats.js';
 import taskRoutes from './tasks.js';
 import timelineRoutes from './timeline.js';
+import myDayRoutes from './lead-flow/my-day.js';
+import planRoutes from './lead-flow/plans.js';
+import runningPlanRoutes from './lead-flow/running-plans.js';
 
 /** The crm module: every route inside is guarded by the crm permissions. */
 export default moduleRoutes('crm', async (app: App) => {
@@ -28,6 +31,9 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(leadLinkRoutes);
   await app.register(taskRoutes);
   await app.register(timelineRoutes);
+  await app.register(planRoutes);
+  await app.register(runningPlanRoutes);
+  await app.register(myDayRoutes);
   // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('crm'));
 });

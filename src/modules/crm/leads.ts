@@ -8,6 +8,8 @@ import { detachLead } from './lead-links.js';
 import { noticeAssignment } from './notices.js';
 import { requireAssignee, UserRef, withLowerEmail } from './shared.js';
 import { leadResource } from './lead-resource.js';
+import { leadChanged } from './lead-flow/lead-changes.js';
+import { stopRunsOfLead } from './lead-flow/running-plans.js';
 
 export const Lead = Strict({
   id: Uuid(),
@@ -62,12 +64,19 @@ export default async function leadRoutes(app: App) {
         assertContact({ email: 'email' in patch ? patch.email : current.email, phone: 'phone' in patch ? patch.phone : current.phone });
         return patch;
       },
+      // In its transaction: a status its plans do not run in stops them; a new assignee takes their open follow-ups.
+      after: (row, before, work) => leadChanged(work, row, before),
       committed: (row, _body, { app, actor }, before) => {
         if (row.assigned_to !== before.assigned_to) noticeAssignment(app, row, row.assigned_to, actor.userId);
       },
     },
     // Its activities go with it; its follow-ups, reservations and inquiries forget it (audited). Loaded when first
     // needed: those modules name leads themselves, so a static import would make a cycle.
-    remove: { before: (current, work) => detachLead(work, current.id) },
+    remove: {
+      before: async (current, work) => {
+        await stopRunsOfLead(work, current.id, 'lead deleted');
+        await detachLead(work, current.id);
+      },
+    },
   });
 }

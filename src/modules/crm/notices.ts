@@ -23,6 +23,9 @@ const TITLE_MAX = 200;
 const BODY_MAX = 500;
 const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`);
 
+/** What `notify` needs: the app's services, which a scheduled job has too (no request, no Fastify instance). */
+export type NoticeServices = Pick<App, 'config' | 'database' | 'mailer' | 'log'>;
+
 export type Notice = {
   userId: string;
   kind: NotificationKind;
@@ -42,7 +45,7 @@ export type Notice = {
  * in-app notification, an e-mail or both, per their preference for the kind. Answers what was delivered. Call it
  * after the change committed; a failed mail is logged, never thrown.
  */
-export async function notify(app: App, notice: Notice): Promise<{ inApp: boolean; email: boolean }> {
+export async function notify(app: NoticeServices, notice: Notice): Promise<{ inApp: boolean; email: boolean }> {
   const { db } = app.database;
   const [user] = await db.select({ id: users.id, name: users.name, email: users.email, delivery: notificationPreferences.delivery }).from(users)
     .leftJoin(notificationPreferences, and(eq(notificationPreferences.user_id, users.id), eq(notificationPreferences.kind, notice.kind)))
@@ -68,9 +71,9 @@ export async function notify(app: App, notice: Notice): Promise<{ inApp: boolean
 }
 
 /** The console's page of a record. */
-const recordUrl = (app: App, resource: Resource, id: string) => `${app.config.baseUrl}/${resource.name}/${id}`;
+const recordUrl = (app: NoticeServices, resource: Resource, id: string) => `${app.config.baseUrl}/${resource.name}/${id}`;
 
-async function sendAll(app: App, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
+async function sendAll(app: NoticeServices, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
   await Promise.all([...new Set(recipients)].map((to) =>
     app.mailer.send({ to, ...mail }).catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'))));
 }
