@@ -42,15 +42,17 @@ function dueAt(late: Late, stage: number): Date | null {
 /** One sweep: every late lead's next steps that are due by `now`. Answers how many steps were taken. */
 export async function enforceSpeedLimits(services: NoticeServices, now: Date): Promise<number> {
   const { db } = services.database;
-  const late: Late[] = await db.select({
-    lead_id: leadRouting.lead_id, first_name: leads.first_name, last_name: leads.last_name, assigned_to: sql<string>`${leads.assigned_to}`,
-    speed_due_at: sql<Date>`${leadRouting.speed_due_at}`, speed_stage: leadRouting.speed_stage,
+  const late = await db.select({
+    lead_id: leadRouting.lead_id, first_name: leads.first_name, last_name: leads.last_name, assigned_to: leads.assigned_to,
+    speed_due_at: leadRouting.speed_due_at, speed_stage: leadRouting.speed_stage,
     limit: leadFlowRules.speed_limit_minutes, on_speed_limit: leadFlowRules.on_speed_limit,
   }).from(leadRouting).innerJoin(leads, eq(leads.id, leadRouting.lead_id)).leftJoin(leadFlowRules, eq(leadFlowRules.id, leadRouting.rule_id))
     .where(and(isNull(leadRouting.first_contact_at), isNotNull(leadRouting.speed_due_at), lte(leadRouting.speed_due_at, now), lt(leadRouting.speed_stage, STAGE.reassigned), isNotNull(leads.assigned_to)))
     .orderBy(asc(leadRouting.speed_due_at)).limit(500);
   let steps = 0;
-  for (const lead of late) {
+  for (const row of late) {
+    // Both set, as the query asks: named so for the steps.
+    const lead = row as Late;
     for (let stage = lead.speed_stage; stage < STAGE.reassigned; stage++) {
       const due = dueAt(lead, stage);
       if (!due || due > now) break;
