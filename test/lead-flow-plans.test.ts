@@ -240,6 +240,12 @@ describe('running plans', () => {
     await ok(as(ctx, admin).delete(`/api/crm/leads/${lead.id}`));
     expect(await ctx.database.db.select().from(crmTasks).where(inArray(crmTasks.id, ids))).toEqual([]);
     expect(await ctx.database.db.select().from(leadActionPlans).where(eq(leadActionPlans.lead_id, lead.id))).toEqual([]);
+    // Restored from the trash: the lead and the follow-ups removed with it (the plan's run is not: a person starts it again).
+    const [entry] = (await ok(as(ctx, admin).get('/api/crm/trash?limit=100'))).data.filter((e: { record_id: string }) => e.record_id === lead.id);
+    await ok(as(ctx, admin).post(`/api/crm/trash/${entry.id}/restore`));
+    await ok(as(ctx, admin).get(`/api/crm/leads/${lead.id}`));
+    expect((await tasksOfLead(lead.id)).map((t) => t.id).sort()).toEqual([...ids].sort());
+    expect((await ok(as(ctx, admin).get(`/api/crm/leads/${lead.id}/plans`))).data).toEqual([]);
   });
 
   test('deleting a plan stops it wherever it runs', async () => {
