@@ -163,6 +163,7 @@ describe('running plans', () => {
     expect(logs.map((log) => `${log.resource} ${log.action}`).sort()).toEqual(['lead_action_plans create', ...tasks.map(() => 'tasks create')].sort());
     expect(logs.every((log) => log.user_id === writer.id)).toBe(true);
     expect((await ok(as(ctx, reader).get(`/api/crm/lead-flow/plans/${planId}`))).running).toBe(1);
+    expect((await ok(as(ctx, reader).get(`/api/crm/leads/${lead.id}/flow`))).plans).toEqual([expect.objectContaining({ id: run.id, open_tasks: 4 })]);
     const runs = await ok(as(ctx, reader).get(`/api/crm/leads/${lead.id}/plans`));
     expect(runs.data).toEqual([{ id: run.id, plan_id: planId, name: expect.stringMatching(/^New website lead/), started_at: expect.any(String), stopped_at: null, stop_reason: null, open_tasks: 4 }]);
 

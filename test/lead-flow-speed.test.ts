@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { clock, tickingClock } from '../src/clock.js';
-import { activityLogs, departments, leadFlowAway, leadFlowRules, leadGroupMembers, leadGroups, leadRouting, leads, notifications, users } from '../src/db/schema/index.js';
+import { activityLogs, departments, leadFlowAway, leadFlowRules, leadGroupMembers, leadGroups, leadRouting, leads, moduleAccess, notifications, users } from '../src/db/schema/index.js';
 import { notifyFollowUpsDue } from '../src/modules/crm/lead-flow/follow-ups-due.js';
 import { enforceSpeedLimits } from '../src/modules/crm/lead-flow/speed.js';
 import { LEAD_FLOW_SWEEPS } from '../src/modules/crm/lead-flow/sweep.js';
@@ -151,6 +151,12 @@ describe('speed to lead', () => {
     expect((await routingOf(lead.id)).first_contact_at?.toISOString()).toBe('2030-02-25T02:03:00.000Z');
     await ok(as(ctx, agent).post(`/api/crm/leads/${lead.id}/activities`, { kind: 'email', occurred_at: '2030-02-25T02:01:00Z' }), 201);
     expect((await routingOf(lead.id)).first_contact_at?.toISOString()).toBe('2030-02-25T02:03:00.000Z'); // the first stays
+    const flow = await ok(as(ctx, agent).get(`/api/crm/leads/${lead.id}/flow`));
+    expect(flow).toMatchObject({
+      rule: { id: reassignRule, name: 'Website' }, channel: 'website', pool: null, claim_deadline: null, first_contact_at: '2030-02-25T02:03:00.000Z',
+      minutes_to_first_contact: 3, speed_stage: 0, plans: [],
+    });
+    expect(flow.speed_due_at.slice(0, 19)).toBe('2030-02-25T02:15:00');
     await sweepAt('2030-02-26T10:00:00+08:00');
     expect((await routingOf(lead.id)).speed_stage).toBe(0);
     expect(await noticesOf(agent, 'speed_to_lead', lead.id)).toHaveLength(0);
@@ -168,6 +174,15 @@ describe('speed to lead', () => {
     const routing = await routingOf(lead.id);
     expect(routing).toMatchObject({ channel: 'api', rule_id: null, speed_due_at: null });
     expect(routing.first_contact_at?.toISOString().slice(0, 19)).toBe('2030-03-04T02:00:00');
+    // Its flow: no rule, no limit; a lead that never had a routing row reads as such too.
+    expect(await ok(as(ctx, agent).get(`/api/crm/leads/${lead.id}/flow`))).toMatchObject({ rule: null, channel: 'api', assigned_at: null, minutes_to_first_contact: null, speed_due_at: null });
+    const plain = await make.lead(ctx, { assigned_to: agent.id });
+    expect(await ok(as(ctx, agent).get(`/api/crm/leads/${plain.id}/flow`))).toEqual({
+      rule: null, channel: null, pool: null, claim_deadline: null, assigned_at: null, first_contact_at: null, minutes_to_first_contact: null, speed_due_at: null, speed_stage: 0, plans: [],
+    });
+    const scoped = await createUser(ctx, { crm: 'rw' });
+    await ctx.database.db.update(moduleAccess).set({ scope: 'own' }).where(eq(moduleAccess.user_id, scoped.id));
+    expect((await as(ctx, scoped).get(`/api/crm/leads/${plain.id}/flow`)).statusCode).toBe(404);
   });
 
   test('a new assignment before any contact restarts the clock', async () => {

@@ -13,6 +13,7 @@ import reservationRoutes from './reservations.js';
 import crmStatsRoutes from './stats.js';
 import taskRoutes from './tasks.js';
 import timelineRoutes from './timeline.js';
+import leadFlowRoutes from './lead-flow/flow.js';
 import myDayRoutes from './lead-flow/my-day.js';
 import planRoutes from './lead-flow/plans.js';
 import runningPlanRoutes from './lead-flow/running-plans.js';
@@ -34,6 +35,7 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(planRoutes);
   await app.register(runningPlanRoutes);
   await app.register(myDayRoutes);
+  await app.register(leadFlowRoutes);
   // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('crm'));
 });
