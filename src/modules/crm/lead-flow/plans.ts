@@ -93,7 +93,7 @@ const auditView = (plan: Plan) => ({
 
 async function writeSteps(work: Work, planId: string, steps: NonNullable<PlanBody['steps']>) {
   await work.tx.delete(actionPlanSteps).where(eq(actionPlanSteps.plan_id, planId));
-  await work.tx.insert(actionPlanSteps).values(steps.map((step, position) => ({ ...step, title: step.title.trim(), plan_id: planId, position })));
+  await work.tx.insert(actionPlanSteps).values(steps.map((step, position) => ({ ...step, plan_id: planId, position })));
 }
 
 /** One plan, locked until the transaction ends, or 404. */
@@ -126,7 +126,7 @@ export default async function planRoutes(app: App) {
   }, async (request, reply) => {
     await requireLeadFlowManager(app, request);
     const body = request.body as typeof PlanInput.static;
-    const name = body.name.trim();
+    const { name } = body;
     await assertNameFree(db, name);
     const id = await audited(db, await actorOf(app, request), async (work) => {
       const [row] = await work.tx.insert(actionPlans).values({ name, ...(body.active_statuses ? { active_statuses: body.active_statuses } : {}) }).returning();
@@ -146,7 +146,7 @@ export default async function planRoutes(app: App) {
   }, async (request) => {
     await requireLeadFlowManager(app, request);
     const body = request.body as PlanBody;
-    const name = body.name?.trim();
+    const { name } = body;
     await audited(db, await actorOf(app, request), async (work) => {
       const before = await lockedPlan(work, request.params.id);
       if (name !== undefined) await assertNameFree(work.tx, name, before.id);
