@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { clock, tickingClock } from '../src/clock.js';
-import { activityLogs, departments, leadFlowAway, leadFlowRules, leadGroupMembers, leadGroups, leadRouting, leads, moduleAccess, notifications, users } from '../src/db/schema/index.js';
+import { activityLogs, departments, leadFlowAway, leadFlowRules, leadGroupMembers, leadGroups, leadRouting, leads, moduleAccess, notifications, users, webhookDeliveries } from '../src/db/schema/index.js';
 import { notifyFollowUpsDue } from '../src/modules/crm/lead-flow/follow-ups-due.js';
 import { enforceSpeedLimits } from '../src/modules/crm/lead-flow/speed.js';
 import { LEAD_FLOW_SWEEPS } from '../src/modules/crm/lead-flow/sweep.js';
@@ -85,6 +85,8 @@ describe('speed to lead', () => {
   });
 
   test('remind the assignee, then tell their manager, then reassign to the fallback: each once, each when due', async () => {
+    // An endpoint hears of assignments (nothing listens there: the delivery is only recorded).
+    await ok(as(ctx, admin).post('/api/iam/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['lead.assigned'] }), 201);
     const lead = await routedLead(reassignRule, agent, '2030-02-04T10:00:00+08:00');
     await sweepAt('2030-02-04T10:14:00+08:00');
     expect((await routingOf(lead.id)).speed_stage).toBe(0);
@@ -111,6 +113,9 @@ describe('speed to lead', () => {
     expect(await noticesOf(fallback, 'lead_assigned', lead.id)).toHaveLength(1);
     const [log] = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource, 'leads'), eq(activityLogs.resource_id, lead.id), eq(activityLogs.action, 'update'))).orderBy(activityLogs.created_at).then((rows) => rows.slice(-1));
     expect(log).toMatchObject({ user_id: null, changes: { before: { assigned_to: agent.id }, after: { assigned_to: fallback.id } } });
+    const events = (await ctx.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.event_type, 'lead.assigned'))).map((d) => (d.payload as { data: Record<string, unknown> }).data);
+    expect(events).toContainEqual({ lead_id: lead.id, assigned_to: fallback.id, previous: agent.id, how: 'speed_limit' });
+    expect(events).toContainEqual({ lead_id: lead.id, assigned_to: agent.id, previous: null, how: 'manual' });
     // Done: nothing more, ever.
     await sweepAt('2030-02-05T17:00:00+08:00');
     expect(await routingOf(lead.id)).toMatchObject({ speed_stage: 3 });
