@@ -68,6 +68,8 @@ export type Config = {
   taskTimeZone: string;
   /** The local hour (0–23, in `taskTimeZone`) the morning e-mail of follow-ups goes out. */
   taskDigestHour: number;
+  /** Live streams (`GET /api/live`) one user may hold open on one instance; one more closes their oldest. */
+  liveStreamsPerUser: number;
 };
 
 export type S3Config = {
@@ -298,5 +300,6 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 36500),
     taskTimeZone: timeZone(env, 'TASK_TIME_ZONE', 'Asia/Manila'),
     taskDigestHour: integer(env, 'TASK_DIGEST_HOUR', 8, 0, 23),
+    liveStreamsPerUser: integer(env, 'LIVE_STREAMS_PER_USER', 5, 1, 100),
   };
 }

@@ -57,7 +57,7 @@ const sqlExcluded = (column: string) => sql.raw(`excluded.${column}`) as SQL<Not
 
 const EXAMPLE_ID = '0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0d';
 
-const Notification = named('Notification', Strict({
+export const Notification = named('Notification', Strict({
   id: Uuid(),
   kind: StringEnum(NOTIFICATION_KINDS),
   title: Type.String({ description: 'One line', examples: ['Lead assigned to you: Maria Santos'] }),
@@ -75,6 +75,12 @@ const Notification = named('Notification', Strict({
     created_at: '2026-11-23T09:30:00.000Z', read_at: null,
   }],
 }));
+
+/** A notification as the API shows it: the inbox's items, and the live stream's `notification` events. */
+export const notificationItem = (row: typeof notifications.$inferSelect) => ({
+  id: row.id, kind: row.kind, title: row.title, body: row.body, created_at: row.created_at, read_at: row.read_at,
+  record: row.resource && row.record_id ? { resource: row.resource, id: row.record_id } : null,
+});
 
 const Unread = Type.Integer({ minimum: 0, description: 'Your unread notifications, all of them', examples: [3] });
 
@@ -110,10 +116,7 @@ export default async function notificationRoutes(app: App) {
       unreadOf(userId),
     ]);
     return {
-      data: rows.map((row) => ({
-        id: row.id, kind: row.kind, title: row.title, body: row.body, created_at: row.created_at, read_at: row.read_at,
-        record: row.resource && row.record_id ? { resource: row.resource, id: row.record_id } : null,
-      })),
+      data: rows.map(notificationItem),
       pagination: { page, limit, total, totalPages: Math.ceil(total / limit) },
       unread: unreadCount,
     };
