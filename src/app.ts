@@ -33,7 +33,6 @@ import { accountTokenRoutes } from './modules/iam/api-tokens.js';
 import { preferenceRoutes } from './modules/iam/preferences.js';
 import notificationRoutes from './modules/account/notifications.js';
 import liveRoutes from './modules/account/live.js';
-import { LiveHub } from './live/hub.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
@@ -164,9 +163,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Shutdown begins (main.ts sets it on SIGTERM before closing; any close sets it too): readiness answers 503.
   app.decorate('lifecycle', { stopping: false });
   app.addHook('preClose', async () => void (app.lifecycle.stopping = true));
-  // Live streams never end by themselves: they are ended before the server waits for its connections to close.
-  app.decorate('live', new LiveHub(app, { perUser: config.liveStreamsPerUser }));
-  app.addHook('preClose', async () => app.live.closeAll());
   if (metrics) registerMetrics(app, metrics);
 
   // Background work (jobs/index.ts lists every job): the queue starts when the app is ready and stops with it.

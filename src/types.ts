@@ -10,7 +10,6 @@ import type { ListRunner } from './data/list.js';
 import type { Database } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
 import type { Jobs } from './jobs/registry.js';
-import type { LiveHub } from './live/hub.js';
 import type { Mailer } from './mail/mailer.js';
 import type { BackgroundWork } from './background.js';
 
@@ -35,8 +34,6 @@ declare module 'fastify' {
     metrics: Metrics | null;
     /** `stopping` turns true when shutdown begins: readiness answers 503 from then on. */
     lifecycle: { stopping: boolean };
-    /** The live streams of this instance (`GET /api/live`). */
-    live: LiveHub;
   }
   interface FastifyContextConfig {
     /** Rate-limit bucket of the route (CONTRACT §6); derived from the method when absent. */

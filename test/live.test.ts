@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { buildApp } from '../src/app.js';
 import { clock } from '../src/clock.js';
 import { openDatabase } from '../src/db/client.js';
+import { liveHubOf } from '../src/live/hub.js';
 import { moduleAccess } from '../src/db/schema/index.js';
 import { as, createTestApp, createUser, eventually, serverUrl, type TestContext, testConfig } from './helpers.js';
 
@@ -84,7 +85,7 @@ async function setScope(user: User, scope: 'all' | 'department' | 'own') {
 
 beforeAll(async () => {
   ctx = await createTestApp({ LIVE_STREAMS_PER_USER: '2', METRICS_TOKEN: 'live-metrics-token-0123456789abcdef' });
-  ctx.app.live.options.pollMs = 50;
+  liveHubOf(ctx.app)!.options.pollMs = 50;
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as { port: number };
   base = `http://127.0.0.1:${port}`;
@@ -283,7 +284,7 @@ describe.skipIf(!serverUrl)('two instances on one PostgreSQL database', () => {
     const database = await openDatabase({ url: (ctx.database as { url?: string }).url! });
     const other = await buildApp({ config: testConfig(), database, logger: false, jobs: false });
     try {
-      other.live.options.pollMs = 50;
+      liveHubOf(other)!.options.pollMs = 50;
       await other.listen({ port: 0, host: '127.0.0.1' });
       const url = `http://127.0.0.1:${(other.server.address() as { port: number }).port}`;
       const agent = await createUser(ctx, { crm: 'r' });

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { and, count, eq, inArray, isNull } from 'drizzle-orm';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, principalOf } from '../auth/guard.js';
 import { clock } from '../clock.js';
 import { CHANGE_LOG_RETENTION_MS, covers, parseSnapshot, type Snapshot, visibleIn } from '../data/changes.js';
@@ -8,10 +8,13 @@ import { ownersWith } from '../data/owners.js';
 import { declaredResources, type Resource } from '../data/resource.js';
 import { notifications } from '../db/schema/index.js';
 import { serviceUnavailable, unauthorized } from '../errors.js';
-import { notificationItem } from '../modules/account/notifications.js';
-import type { App } from '../types.js';
+import { notificationItem } from '../modules/account/notification-item.js';
 import { type Access, byProperty, ownedAmong, type Row, verdict } from './access.js';
 import { encodePosition, parsePosition, type Position, snapshotText } from './positions.js';
+
+/** Each app's hub, by its HTTP server (the route's plugin and the app around it share it): tests tune its intervals. */
+const hubs = new WeakMap<object, LiveHub>();
+export const liveHubOf = (app: FastifyInstance): LiveHub | undefined => hubs.get(app.server);
 
 export type LiveOptions = {
   /** How often the change log is read while streams are open (ms). */
@@ -92,9 +95,10 @@ export class LiveHub {
   private resources: Map<string, Resource> | undefined;
   private readonly watch = (change: { user: string } | { session: string } | null) => this.principalChanged(change);
 
-  constructor(private readonly app: App, options: Partial<LiveOptions> = {}) {
+  constructor(private readonly app: FastifyInstance, options: Partial<LiveOptions> = {}) {
     this.options = { pollMs: 250, heartbeatMs: 20_000, perUser: 5, ...options };
     app.principals.watchers.add(this.watch);
+    hubs.set(app.server, this);
   }
 
   /** Streams open on this instance. */

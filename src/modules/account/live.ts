@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
+import type { App } from '../../types.js';
+import { LiveHub } from '../../live/hub.js';
 import { requireSession } from '../../auth/guard.js';
 import { errorResponses } from '../../http/schemas.js';
 
@@ -28,6 +29,9 @@ const EXAMPLE = [
 
 /** `GET /api/live`: the signed-in user's live stream (server-sent events); src/live/hub.ts does the work. */
 export default async function liveRoutes(app: App) {
+  const hub = new LiveHub(app, { perUser: app.config.liveStreamsPerUser });
+  // Live streams never end by themselves: they are ended before the server waits for its connections to close.
+  app.addHook('preClose', async () => hub.closeAll());
   app.get('/api/live', {
     onRequest: requireSession(app, { tokens: true }),
     schema: {
@@ -52,7 +56,7 @@ export default async function liveRoutes(app: App) {
   }, async (request, reply) => {
     const header = request.headers['last-event-id'];
     const lastEventId = (typeof header === 'string' ? header : undefined) ?? (request.query as { last_event_id?: string }).last_event_id;
-    await app.live.open(request, reply, lastEventId);
+    await hub.open(request, reply, lastEventId);
     return reply;
   });
 }

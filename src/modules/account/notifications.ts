@@ -11,6 +11,7 @@ import { notFound } from '../../errors.js';
 import { named } from '../../http/openapi.js';
 import { errorResponses, IdParams, Nullable, Pagination, PartialStrict, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { DEFAULT_DELIVERY } from '../crm/notices.js';
+import { notificationItem } from './notification-item.js';
 
 /**
  * The signed-in user's notifications: their inbox, newest first, its unread count, marking read. Any signed-in user
@@ -75,12 +76,6 @@ export const Notification = named('Notification', Strict({
     created_at: '2026-11-23T09:30:00.000Z', read_at: null,
   }],
 }));
-
-/** A notification as the API shows it: the inbox's items, and the live stream's `notification` events. */
-export const notificationItem = (row: typeof notifications.$inferSelect) => ({
-  id: row.id, kind: row.kind, title: row.title, body: row.body, created_at: row.created_at, read_at: row.read_at,
-  record: row.resource && row.record_id ? { resource: row.resource, id: row.record_id } : null,
-});
 
 const Unread = Type.Integer({ minimum: 0, description: 'Your unread notifications, all of them', examples: [3] });
 
