@@ -85,7 +85,7 @@ async function setScope(user: User, scope: 'all' | 'department' | 'own') {
 
 beforeAll(async () => {
   ctx = await createTestApp({ LIVE_STREAMS_PER_USER: '2', METRICS_TOKEN: 'live-metrics-token-0123456789abcdef' });
-  liveHubOf(ctx.app)!.options.pollMs = 50;
+  Object.assign(liveHubOf(ctx.app)!.options, { pollMs: 50, heartbeatMs: 100 });
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as { port: number };
   base = `http://127.0.0.1:${port}`;
@@ -106,6 +106,19 @@ describe('opening the stream', () => {
     await eventually(() => stream.lastId, 'the first position');
     const metrics = await fetch(`${base}/api/metrics`, { headers: { authorization: 'Bearer live-metrics-token-0123456789abcdef' } });
     expect(await metrics.text()).toMatch(/^live_streams [1-9]/m);
+    stream.close();
+  });
+
+  test('a comment line at each heartbeat, carrying the position reached', async () => {
+    const user = await createUser(ctx, { crm: 'r' });
+    const stream = await open(user);
+    const first = await eventually(() => stream.lastId, 'the first position');
+    const beats = stream.comments;
+    await eventually(() => stream.comments >= beats + 3 || undefined, 'three heartbeats');
+    // Something committed meanwhile (anyone's write moves the reader on): the next heartbeat's id is further on.
+    await amenity();
+    await eventually(() => (stream.lastId !== first) || undefined, 'a later position');
+    expect(stream.events).toEqual([]);
     stream.close();
   });
 

@@ -81,6 +81,8 @@ class LiveStream {
 export class LiveHub {
   readonly options: LiveOptions;
   private readonly live = new Set<LiveStream>();
+  /** Streams answered and waiting for the reader to start. */
+  private readonly opening = new Set<LiveStream>();
   private waiting: { stream: LiveStream; position: Position }[] = [];
   /** What the reader has read up to: every change this snapshot sees has been handed out. */
   private snapshot: Snapshot | undefined;
@@ -103,11 +105,11 @@ export class LiveHub {
 
   /** Streams open on this instance. */
   get size() {
-    return this.live.size + this.waiting.length;
+    return this.live.size + this.waiting.length + this.opening.size;
   }
 
   private get streams(): LiveStream[] {
-    return [...this.live, ...this.waiting.map((entry) => entry.stream)];
+    return [...this.live, ...this.waiting.map((entry) => entry.stream), ...this.opening];
   }
 
   /** Opens the stream of a signed-in request (its guard passed), resuming after `lastEventId` when it names a position. */
@@ -132,23 +134,29 @@ export class LiveHub {
     raw.on('close', () => this.drop(stream));
     raw.on('error', () => this.drop(stream));
     stream.write(`retry: ${RETRY_MS}\n: live\n\n`);
-    this.live.add(stream);
+    this.opening.add(stream);
     this.counted();
-    await this.ensureRunning();
+    try {
+      await this.ensureRunning();
+    } finally {
+      this.opening.delete(stream);
+    }
     if (stream.closed) return;
+    if (this.stopped) return this.close(stream);
 
+    // From here to joining the reader's streams nothing is awaited: no read falls between the two.
     const position = parsePosition(lastEventId);
-    const here: Position = { at: this.at, to: this.snapshot! };
     if (!position) {
       // A new stream starts now: its first position, for a client that reconnects before any event.
-      stream.position = here;
+      stream.position = { at: this.at, to: this.snapshot! };
       this.sendPosition(stream);
+      this.live.add(stream);
     } else if (clock.now().getTime() - position.at > RESUME_WINDOW_MS) {
       this.reset(stream, 'expired');
     } else {
-      this.live.delete(stream);
       this.waiting.push({ stream, position });
     }
+    this.counted();
   }
 
   /** Shutdown: every stream ends (the server's close waits for none), the reader stops. */
@@ -308,6 +316,10 @@ export class LiveHub {
   private async deliver(targets: LiveStream[], segments: Segment[]) {
     const resources = this.resourceMap();
     const changes = segments.flatMap((segment) => segment.changes);
+    if (!changes.length && !segments.some((segment) => segment.bulk?.length)) {
+      for (const stream of targets) stream.position = { at: segments.at(-1)!.at, to: segments.at(-1)!.to };
+      return;
+    }
     this.staleAfter(changes, targets);
     const accesses = await Promise.all(targets.map(async (stream) => ({ stream, access: await (stream.stale ? this.resolve(stream) : stream.access) })));
 
@@ -439,6 +451,7 @@ export class LiveHub {
   private drop(stream: LiveStream) {
     stream.closed = true;
     this.live.delete(stream);
+    this.opening.delete(stream);
     this.waiting = this.waiting.filter((entry) => entry.stream !== stream);
     this.counted();
   }
