@@ -138,6 +138,10 @@ export class LiveHub {
     this.counted();
     try {
       await this.ensureRunning();
+    } catch (err) {
+      // The database did not answer: the client tries again after `retry`.
+      this.app.log.warn({ err }, 'live stream: the change log could not be read');
+      return this.close(stream);
     } finally {
       this.opening.delete(stream);
     }
@@ -253,13 +257,25 @@ export class LiveHub {
   private async tick() {
     const resuming = this.waiting.splice(0);
     const from = this.snapshot!;
-    const read = await this.read({ at: this.at, to: from });
+    let read: Awaited<ReturnType<LiveHub['read']>>;
+    try {
+      read = await this.read({ at: this.at, to: from });
+    } catch (err) {
+      this.waiting.unshift(...resuming);
+      throw err;
+    }
     const targets = [...this.live];
     this.snapshot = read.snapshot;
     this.at = clock.now().getTime();
     const segment: Segment = { from, to: read.snapshot, at: this.at, changes: read.changes, ...(read.bulk ? { bulk: read.bulk } : {}) };
-    await this.deliver(targets, [segment]);
-    await Promise.all(resuming.map(({ stream, position }) => this.resume(stream, position, read.snapshot)));
+    // A stream that could not be told what it may read is ended: its client reconnects and resumes after its last event.
+    await this.deliver(targets, [segment]).catch((err: unknown) => this.failed(err, targets));
+    await Promise.all(resuming.map(({ stream, position }) => this.resume(stream, position, read.snapshot).catch((err: unknown) => this.failed(err, [stream]))));
+  }
+
+  private failed(err: unknown, streams: LiveStream[]) {
+    this.app.log.error({ err }, 'live streams: handing out changes failed; the streams concerned are closed to resume');
+    for (const stream of streams) this.close(stream);
   }
 
   /**
