@@ -207,7 +207,60 @@ describe('what a user hears', () => {
   });
 });
 
+describe('what a user hears, as it changes', () => {
+  test('a record scope narrowed while connected: from then on only their own', async () => {
+    const agent = await createUser(ctx, { crm: 'rw' });
+    const other = await createUser(ctx, { crm: 'rw' });
+    const stream = await open(agent);
+    await eventually(() => stream.lastId, 'the stream open');
+    const seen = await lead({ assigned_to: other.id });
+    await arrives(stream, changeOf('leads', seen, 'created'), 'another agent\'s lead, while their scope is all');
+    await setScope(agent, 'own');
+    const hidden = await lead({ assigned_to: other.id });
+    const sentinel = await lead({ assigned_to: agent.id });
+    await arrives(stream, changeOf('leads', sentinel, 'created'), 'their own lead');
+    expect(stream.events.filter(about(hidden))).toEqual([]);
+    stream.close();
+  });
+
+  test('a statement writing many rows: one bulk change, to those who read the module', async () => {
+    const reader = await createUser(ctx, { crm: 'r' });
+    const outsider = await createUser(ctx, { cms: 'r' });
+    const streams = [await open(reader), await open(outsider)];
+    await eventually(() => streams.every((s) => s.lastId), 'the streams open');
+    await ctx.database.execute(`insert into leads (id, first_name, last_name, phone, source, status)
+      select gen_random_uuid(), 'Bulk', 'Lead ' || g, '+63 917 000 ' || g, 'website', 'new' from generate_series(1, 201) g`);
+    const place = await amenity();
+    await arrives(streams[0], (e) => e.event === 'change' && e.data.resource === 'leads' && e.data.action === 'bulk', 'the bulk change');
+    await arrives(streams[1], changeOf('amenities', place, 'created'), 'the amenity');
+    expect(streams[1].events.filter((e) => e.data.resource === 'leads')).toEqual([]);
+    expect(streams[0].events.find((e) => e.data.action === 'bulk')!.data).toEqual({ resource: 'leads', action: 'bulk' });
+    streams.forEach((s) => s.close());
+  });
+});
+
 describe('reconnecting', () => {
+  test('from the middle of what one transaction wrote: the rest of it', async () => {
+    const agent = await createUser(ctx, { crm: 'r' });
+    const stream = await open(agent);
+    await eventually(() => stream.lastId, 'the stream open');
+    const { rows } = await ctx.database.execute(`insert into leads (id, first_name, last_name, phone, source, status, assigned_to)
+      select gen_random_uuid(), 'Twin', 'Lead ' || g, '+63 917 111 ' || g, 'website', 'new', $1::uuid from generate_series(1, 2) g returning id`, [agent.id]);
+    const [a, b] = rows.map((row) => String(row.id));
+    await arrives(stream, changeOf('leads', b), 'the second');
+    await arrives(stream, changeOf('leads', a), 'the first');
+    const [first, second] = stream.events.filter((e) => e.event === 'change');
+    stream.close();
+    const resumed = await open(agent, { lastEventId: first.id });
+    const next = await arrives(resumed, (e) => e.event === 'change', 'the rest of the transaction');
+    expect(next.data).toEqual(second.data);
+    const sentinel = await lead({ assigned_to: agent.id });
+    await arrives(resumed, changeOf('leads', sentinel, 'created'), 'a later lead');
+    expect(resumed.events.filter((e) => e.event === 'change' && e.data.id === first.data.id)).toEqual([]);
+    resumed.close();
+  });
+
+
   test('Last-Event-ID resumes after that event: nothing missed, nothing twice', async () => {
     const agent = await createUser(ctx, { crm: 'r' });
     const first = await open(agent);
