@@ -120,6 +120,7 @@ console.log('| scenario | req/s | p99 ms | errors | target |');
 console.log('|---|---:|---:|---:|---|');
 console.log(`| page 3 of status=new, no stream open | ${Math.round(median(without.map((r) => r.rps)))} | ${median(without.map((r) => r.p99))} | ${without.reduce((n, r) => n + r.errors, 0)} | |`);
 console.log(`| the same with ${streamCount} streams open | ${Math.round(median(withStreams.map((r) => r.rps)))} | ${median(withStreams.map((r) => r.p99))} | ${withStreams.reduce((n, r) => n + r.errors, 0)} | ≥ 0.9× (${ratio.toFixed(3)}×) |`);
+console.log(`\nEach round (req/s), no stream / ${streamCount} streams: ${without.map((r, i) => `${Math.round(r.rps)} / ${Math.round(withStreams[i].rps)}`).join(', ')}`);
 const ms = (values: number[]) => `${Math.round(median(values))} / ${Math.round(percentile(values, 95))} / ${Math.round(Math.max(...values))}`;
 console.log(`\n| lead created → on the assignee's stream (${samples} samples) | median / p95 / max ms | target |`);
 console.log('|---|---|---|');
