@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { buildApp } from '../src/app.js';
 import { clock } from '../src/clock.js';
 import { openDatabase } from '../src/db/client.js';
@@ -236,6 +236,34 @@ describe('what a user hears, as it changes', () => {
     expect(streams[1].events.filter((e) => e.data.resource === 'leads')).toEqual([]);
     expect(streams[0].events.find((e) => e.data.action === 'bulk')!.data).toEqual({ resource: 'leads', action: 'bulk' });
     streams.forEach((s) => s.close());
+  });
+});
+
+describe('bursts', () => {
+  test('more changes than one read takes: a bulk change of each resource; a resume past them: reset', async () => {
+    const hub = liveHubOf(ctx.app)!;
+    const reader = await createUser(ctx, { crm: 'r' });
+    const stream = await open(reader);
+    const before = await eventually(() => stream.lastId, 'the stream open');
+    stream.close();
+    const live = await open(reader);
+    await eventually(() => live.lastId, 'the second stream open');
+    hub.options.batchMax = 3;
+    try {
+      // Five statements in one transaction: five entries of the log, committed at once.
+      await ctx.database.db.transaction(async (tx) => {
+        for (let i = 0; i < 5; i++) {
+          await tx.execute(sql`insert into leads (id, first_name, last_name, phone, source, status) values (gen_random_uuid(), 'Burst', ${`Lead ${i}`}, ${`+63 917 222 000${i}`}, 'website', 'new')`);
+        }
+      });
+      expect((await arrives(live, (e) => e.event === 'change' && e.data.action === 'bulk', 'the bulk change')).data).toEqual({ resource: 'leads', action: 'bulk' });
+      const resumed = await open(reader, { lastEventId: before });
+      expect((await arrives(resumed, (e) => e.event === 'reset', 'the reset')).data).toEqual({ reason: 'too_many_changes' });
+      resumed.close();
+    } finally {
+      hub.options.batchMax = 5_000;
+    }
+    live.close();
   });
 });
 

@@ -23,10 +23,10 @@ export type LiveOptions = {
   heartbeatMs: number;
   /** Streams one user may hold open on this instance: one more closes their oldest. */
   perUser: number;
+  /** At most this many changes are read at once; a burst of more is told as a `bulk` change of each resource. */
+  batchMax: number;
 };
 
-/** At most this many changes are read at once; a burst of more is told as a `bulk` change of each resource. */
-const BATCH_MAX = 5_000;
 /** A position older than this is not resumed (the log keeps a change an hour): the client is told to start over. */
 const RESUME_WINDOW_MS = CHANGE_LOG_RETENTION_MS / 2;
 /** A client that lets this much pile up unread is disconnected (it reconnects and resumes where it was). */
@@ -98,7 +98,7 @@ export class LiveHub {
   private readonly watch = (change: { user: string } | { session: string } | null) => this.principalChanged(change);
 
   constructor(private readonly app: FastifyInstance, options: Partial<LiveOptions> = {}) {
-    this.options = { pollMs: 250, heartbeatMs: 20_000, perUser: 5, ...options };
+    this.options = { pollMs: 250, heartbeatMs: 20_000, perUser: 5, batchMax: 5_000, ...options };
     app.principals.watchers.add(this.watch);
     hubs.set(app.server, this);
   }
@@ -280,25 +280,38 @@ export class LiveHub {
 
   /**
    * The changes committed after `position` that the current statement sees: those `position.to` did not see, and of
-   * those it did but `position.from` did not, the ones after `position.after`. At most BATCH_MAX; more: `bulk` lists
+   * those it did but `position.from` did not, the ones after `position.after`. At most `batchMax`; more: `bulk` lists
    * the resources they changed.
    */
   private async read(position: Position): Promise<{ snapshot: Snapshot; changes: Change[]; bulk?: string[] }> {
-    const names = [...this.resourceMap().keys(), NOTIFICATIONS].join(',');
-    const oldest = Math.min(position.to.xmin, position.from?.xmin ?? Infinity);
-    const unseen = `c.resource = any(string_to_array($1, ',')) and c.xid >= $2::xid8
-      and (not pg_visible_in_snapshot(c.xid, $3::pg_snapshot)
-        or ($4::pg_snapshot is not null and not pg_visible_in_snapshot(c.xid, $4::pg_snapshot) and c.id > $5::bigint))`;
-    const values = [names, String(oldest), snapshotText(position.to), position.from ? snapshotText(position.from) : null, position.after ?? null];
+    // What a snapshot did not see: transactions from its xmax on, and those running when it was taken. Read as such (not
+    // as `xid >= xmin`), each part stays a short range of the (resource, xid) index even while one long transaction
+    // holds xmin back and the log grows behind it.
+    const values: unknown[] = [[...this.resourceMap().keys(), NOTIFICATIONS].join(',')];
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const ofResources = 'c.resource = any(string_to_array($1, \',\'))';
+    const unseenBy = (snapshot: Snapshot) => [
+      `c.xid >= ${param(String(snapshot.xmax))}::xid8`,
+      ...(snapshot.running.size ? [`c.xid = any(string_to_array(${param([...snapshot.running].join(','))}, ',')::xid8[])`] : []),
+    ];
+    const parts = unseenBy(position.to).map((unseen) => `${ofResources} and ${unseen}`);
+    if (position.from) {
+      // The rest of a batch: what `from` did not see and `to` did, after the last change sent.
+      const seen = `pg_visible_in_snapshot(c.xid, ${param(snapshotText(position.to))}::pg_snapshot) and c.id > ${param(String(position.after))}::bigint`;
+      parts.push(...unseenBy(position.from).map((unseen) => `${ofResources} and ${unseen} and ${seen}`));
+    }
+    const columns = 'c.id, c.xid, c.resource, c.row_id, c.before, c.after';
+    const limit = param(this.options.batchMax);
     const { rows } = await this.app.database.execute(`select pg_current_snapshot()::text as snapshot, (
       select coalesce(json_agg(json_build_array(c.id, c.xid::text, c.resource, c.row_id, c.before, c.after)), '[]')::text
-      from (select c.id, c.xid, c.resource, c.row_id, c.before, c.after from change_log c where ${unseen} limit $6) c) as changes`, [...values, BATCH_MAX]);
+      from (${parts.map((where) => `(select ${columns} from change_log c where ${where} limit ${limit})`).join(' union all ')}) c) as changes`, values);
     const snapshot = parseSnapshot(String(rows[0].snapshot));
     const changes = (JSON.parse(String(rows[0].changes)) as [number, string, string, string | null, Row | null, Row | null][])
       .map(([id, xid, resource, rowId, before, after]) => ({ id: Number(id), xid: Number(xid), resource, rowId, before, after }))
       .sort((a, b) => a.id - b.id);
-    if (changes.length < BATCH_MAX) return { snapshot, changes };
-    const found = await this.app.database.execute(`select distinct c.resource from change_log c where ${unseen}`, values);
+    if (changes.length < this.options.batchMax) return { snapshot, changes };
+    values.pop();
+    const found = await this.app.database.execute(`select distinct c.resource from (${parts.map((where) => `(select c.resource from change_log c where ${where})`).join(' union all ')}) c`, values);
     return { snapshot, changes: [], bulk: found.rows.map((row) => String(row.resource)) };
   }
 
