@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import { buildApp } from '../src/app.js';
@@ -374,6 +375,35 @@ describe('closing', () => {
 });
 
 describe.skipIf(!serverUrl)('two instances on one PostgreSQL database', () => {
+  test('a transaction that commits after later ones is still told, once', async () => {
+    const agent = await createUser(ctx, { crm: 'r' });
+    const stream = await open(agent);
+    await eventually(() => stream.lastId, 'the stream open');
+    const client = new pg.Client({ connectionString: (ctx.database as { url?: string }).url! });
+    await client.connect();
+    try {
+      await client.query('begin');
+      // Logged now (its change-log id is the lower), committed last.
+      const { rows } = await client.query(`insert into leads (id, first_name, last_name, phone, source, status, assigned_to)
+        values (gen_random_uuid(), 'Late', 'Commit', '+63 917 333 0001', 'website', 'new', $1) returning id`, [agent.id]);
+      const early = await lead({ assigned_to: agent.id });
+      await arrives(stream, changeOf('leads', early, 'created'), 'the lead committed first');
+      const heardBefore = stream.lastId;
+      await client.query('commit');
+      await arrives(stream, changeOf('leads', rows[0].id, 'created'), 'the lead committed late');
+      const resumed = await open(agent, { lastEventId: heardBefore });
+      await arrives(resumed, changeOf('leads', rows[0].id, 'created'), 'the late one, resuming from before its commit');
+      const sentinel = await lead({ assigned_to: agent.id });
+      for (const s of [stream, resumed]) await arrives(s, changeOf('leads', sentinel, 'created'), 'a later lead');
+      for (const s of [stream, resumed]) expect(s.events.filter(changeOf('leads', rows[0].id)).length).toBe(1);
+      expect(resumed.events.filter(changeOf('leads', early))).toEqual([]);
+      resumed.close();
+    } finally {
+      await client.end();
+      stream.close();
+    }
+  });
+
   test('a lead created through one reaches a stream of the other', async () => {
     const database = await openDatabase({ url: (ctx.database as { url?: string }).url! });
     const other = await buildApp({ config: testConfig(), database, logger: false, jobs: false });
