@@ -8,8 +8,7 @@ import type { ModuleName } from '../db/schema/index.js';
 /** What a stream's user may read, as of the last time their principal was read. */
 export type Access = {
   userId: string;
-  /** Their session (or `token:<id>`): a stream ends when it does. */
-  sessionId: string;
+  /** When their session (or API token) expires: the stream ends then. */
   expiresAt: number;
   /** Modules they may read. */
   modules: Set<ModuleName>;
@@ -17,8 +16,6 @@ export type Access = {
   owners: string[] | undefined;
   /** Reads the activity log's crm entries (every crm record, or an administrator). */
   everyCrmRecord: boolean;
-  /** Their crm records are their department's: anyone's move between departments changes them. */
-  byDepartment: boolean;
 };
 
 /** A logged row read back by the table's property names (the log has PostgreSQL's column names), as predicates test rows. */

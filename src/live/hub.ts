@@ -47,6 +47,10 @@ type Change = { id: number; xid: number; resource: string; rowId: string | null;
  */
 type Segment = { from: Snapshot; to: Snapshot; at: number; changes: Change[]; bulk?: string[] };
 
+/** A change's rows (before, after, as there are) by property names; null for a bulk change. */
+const rowsOf = (change: Change, resource: Resource): Row[] | null =>
+  change.rowId === null ? null : [change.before, change.after].filter((row): row is Row => !!row).map((row) => byProperty(resource.table, row));
+
 class LiveStream {
   access!: Promise<Access | null>;
   resolvedAt = 0;
@@ -56,7 +60,10 @@ class LiveStream {
   lastId: string | undefined;
   /** Where it stands once everything up to now was dealt with (heartbeats carry it). */
   position: Position | undefined;
-  /** As its principal was last read: its session, and whether its crm records are its department's. */
+  /**
+   * As its principal was last read: its session (or `token:<id>`), and whether its crm records are its department's
+   * (anyone's move between departments changes them).
+   */
   sessionId: string | undefined;
   byDepartment = false;
 
@@ -193,12 +200,10 @@ export class LiveHub {
       stream.byDepartment = principal.recordScope.scope === 'department';
       return {
         userId: principal.user.id,
-        sessionId: principal.session.id,
         expiresAt: principal.session.expiresAt.getTime(),
         modules: new Set(reads),
         owners,
         everyCrmRecord: (owners === undefined && reads.includes('crm')) || can(principal, ['iam'], 'can_write'),
-        byDepartment: principal.recordScope.scope === 'department',
       };
     })().catch((err: unknown) => {
       // Cannot tell what the user may read now: the stream ends, and the client reconnects and resumes.
@@ -364,7 +369,7 @@ export class LiveHub {
       for (const change of changes) {
         const resource = resources.get(change.resource);
         if (change.resource === NOTIFICATIONS) told.set(change, change.rowId === null || (change.after ?? change.before)?.user_id === access.userId);
-        else if (resource) told.set(change, verdict(access, resource, change.rowId === null ? null : [change.before, change.after].filter((row): row is Row => !!row).map((row) => byProperty(resource.table, row))));
+        else if (resource) told.set(change, verdict(access, resource, rowsOf(change, resource)));
       }
       plans.push({ stream, access, told });
     }
@@ -413,7 +418,8 @@ export class LiveHub {
         const end: Position = { at: segment.at, to: segment.to };
         for (const change of segment.changes) {
           const answer = told.get(change);
-          const allowed = typeof answer === 'object' ? answer.parents.some((id) => asked.get(keyOf(resources.get(change.resource)!.ownershipThrough!.parent, access.owners!))?.owned?.has(id)) : answer;
+          const owned = typeof answer === 'object' && asked.get(keyOf(resources.get(change.resource)!.ownershipThrough!.parent, access.owners!))?.owned;
+          const allowed = typeof answer === 'object' ? answer.parents.some((id) => owned && owned.has(id)) : answer;
           if (!allowed) continue;
           if (change.resource === NOTIFICATIONS) {
             notified = true;
