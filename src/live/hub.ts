@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, principalOf } from '../auth/guard.js';
 import { clock } from '../clock.js';
 import { CHANGE_LOG_RETENTION_MS, covers, parseSnapshot, type Snapshot, visibleIn } from '../data/changes.js';
-import { ownersWith } from '../data/owners.js';
+import { ownersWith, recordScopeOf } from '../data/owners.js';
 import { declaredResources, type Resource } from '../data/resource.js';
-import { notifications } from '../db/schema/index.js';
+import { moduleAccess, notifications } from '../db/schema/index.js';
 import { serviceUnavailable, unauthorized } from '../errors.js';
 import { notificationItem } from '../modules/account/notification-item.js';
 import { type Access, byProperty, ownedAmong, type Row, verdict } from './access.js';
@@ -194,16 +194,24 @@ export class LiveHub {
     stream.access = (async (): Promise<Access | null> => {
       const principal = await principalOf(this.app, request);
       if (!principal || principal.user.id !== stream.userId) return null;
-      const owners = await ownersWith(this.app.database.db, principal.user.id, principal.recordScope);
-      const reads = principal.permissions.filter((p) => p.can_read).map((p) => p.module);
+      // The session's principal may be cached; what it may read is read afresh, so a stream never runs on an old scope.
+      // An API token's permissions are its own (they are not the user's module access).
+      const { db } = this.app.database;
+      const [permissions, recordScope] = await Promise.all([
+        principal.apiToken ? principal.permissions : db.select({ module: moduleAccess.module, can_read: moduleAccess.can_read, can_write: moduleAccess.can_write, can_delete: moduleAccess.can_delete })
+          .from(moduleAccess).where(eq(moduleAccess.user_id, principal.user.id)),
+        recordScopeOf(db, principal.user.id),
+      ]);
+      const owners = await ownersWith(db, principal.user.id, recordScope);
+      const reads = permissions.filter((p) => p.can_read).map((p) => p.module);
       stream.sessionId = principal.session.id;
-      stream.byDepartment = principal.recordScope.scope === 'department';
+      stream.byDepartment = recordScope.scope === 'department';
       return {
         userId: principal.user.id,
         expiresAt: principal.session.expiresAt.getTime(),
         modules: new Set(reads),
         owners,
-        everyCrmRecord: (owners === undefined && reads.includes('crm')) || can(principal, ['iam'], 'can_write'),
+        everyCrmRecord: (owners === undefined && reads.includes('crm')) || can({ ...principal, permissions }, ['iam'], 'can_write'),
       };
     })().catch((err: unknown) => {
       // Cannot tell what the user may read now: the stream ends, and the client reconnects and resumes.
