@@ -50,6 +50,8 @@ test('compose runs two instances of the image alike, on PostgreSQL 15, Redis and
   expect(env.AUTH_SECRET).toMatch(/^\$\{AUTH_SECRET:\?/); // required: compose refuses to start without it
   expect(env.BASE_URL).toMatch(/^https:\/\/\$\{DOMAIN:\?/);
   expect(env.S3_ENDPOINT).toBe('http://minio:9000');
+  // Addresses, not a hop count (Fastify reads a string as addresses): the client's IP comes from Caddy's header.
+  expect(env.TRUST_PROXY).toBe('uniquelocal');
   expect(minio!.healthcheck?.test).toBeDefined();
   // The bucket the instances use is the one the set-up service makes.
   expect(JSON.stringify(services['minio-bucket'])).toContain(`store/${env.S3_BUCKET}`);
