@@ -4,7 +4,7 @@ import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
 import { createInGroup, logsInsert, rowsInsert } from './create-group.js';
-import { activityLogs } from '../db/schema/index.js';
+import { activityLogs, inventoryUnits, leads } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
@@ -101,6 +101,9 @@ async function createAlone(db: Db, table: PgTable, row: Row, log: ActivityLog, a
   if (countOf(result)) deliveriesCommitted(db);
 }
 
+/** Tables whose status changes a database trigger records with the user who made them (migration 0021). */
+const STATUS_HISTORIES: ReadonlySet<PgTable> = new Set([leads, inventoryUnits]);
+
 /** The changes of one transaction, by one actor. */
 export class Work {
   /** Webhook deliveries this transaction recorded so far. */
@@ -118,7 +121,17 @@ export class Work {
   /** When set, every change `audit` records is also kept here with its log (what a deletion's trash entry holds). */
   trail?: { change: Change; log: ActivityLog }[];
 
+  /** Whether this transaction told the status-history triggers who the actor is. */
+  private actorNamed = false;
+
   constructor(readonly tx: Tx, readonly actor: Actor) {}
+
+  /** Names the actor to the status-history triggers, for the rest of the transaction (once, and only when needed). */
+  private async nameActor(table: PgTable) {
+    if (this.actorNamed || !this.actor.userId || !STATUS_HISTORIES.has(table)) return;
+    this.actorNamed = true;
+    await this.tx.execute(sql`select set_config('pms.actor_id', ${this.actor.userId}, true)`);
+  }
 
   /**
    * A named webhook event with its own data (`newsletter.subscribed`, `campaign.sent`), recorded in this transaction:
@@ -219,6 +232,7 @@ export class Work {
   async update<T extends PgTable>(resource: Resource<T>, id: string, patch: Patch<T> | ((current: RowOf<T>) => Patch<T> | Promise<Patch<T>>)): Promise<RowOf<T>> {
     const current = await this.lock(resource, id);
     const values = typeof patch === 'function' ? await patch(current) : patch;
+    if ('status' in values) await this.nameActor(resource.table as PgTable);
     const [row] = Object.keys(values).length
       ? ((await this.tx.update(resource.table as PgTable).set(values as never).where(eq(resource.id, id)).returning()) as Row[])
       : [current as Row];

@@ -268,10 +268,12 @@ export const crmTasks = pgTable('crm_tasks', {
   check('crm_tasks_done_check', sql`${t.done_by} is null or ${t.done_at} is not null`),
 ]);
 
-/** A user's own settings (migration 0016): whether the morning e-mail of follow-ups comes (no row: it does). */
+/** A user's own settings (migration 0016): whether the morning e-mail of follow-ups comes (no row: it does), and the weekly report. */
 export const userPreferences = pgTable('user_preferences', {
   user_id: uuid('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
   task_digest: boolean('task_digest').notNull().default(true),
+  /** The Monday e-mail of the sales reports' key figures (migration 0021): off unless turned on. */
+  weekly_report: boolean('weekly_report').notNull().default(false),
   updated_at: updatedAt(),
 });
 

@@ -9,6 +9,7 @@ import activityRoutes from './activities.js';
 import leadLinkRoutes from './lead-links.js';
 import leadRoutes from './leads.js';
 import newsletterRoutes from './newsletters.js';
+import reportRoutes from './reports/index.js';
 import reservationRoutes from './reservations.js';
 import crmStatsRoutes from './stats.js';
 import taskRoutes from './tasks.js';
@@ -23,6 +24,7 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(newsletterRoutes);
   await app.register(campaignRoutes);
   await app.register(crmStatsRoutes);
+  await app.register(reportRoutes);
   await app.register(importRoutes);
   await app.register(activityRoutes);
   await app.register(leadLinkRoutes);
