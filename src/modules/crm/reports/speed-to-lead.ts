@@ -45,7 +45,8 @@ export const speedToLeadReport: Report = {
     const result = await db.execute(sql`
       with routed as (
         select ${keys[groupBy]} as key, r.first_contact_at,
-          greatest(0, extract(epoch from (r.first_contact_at - r.assigned_at)) / 60) as minutes,
+          -- greatest() skips nulls: a lead not yet contacted has no minutes.
+          case when r.first_contact_at is not null then greatest(0, extract(epoch from (r.first_contact_at - r.assigned_at)) / 60) end as minutes,
           coalesce(r.speed_due_at, r.assigned_at + f.speed_limit_minutes * interval '1 minute') as due
         from lead_routing r join leads on leads.id = r.lead_id left join lead_flow_rules f on f.id = r.rule_id
         where r.assigned_at >= ${startOf(input, input.from)} and r.assigned_at < ${endOf(input, input.to)} and ${allOf([
