@@ -3,7 +3,9 @@ import { clock, tickingClock } from '../src/clock.js';
 import { asc, eq } from 'drizzle-orm';
 import { leadFlowRules, leadRouting, leadStatusChanges } from '../src/db/schema/index.js';
 import { make } from './factories.js';
-import { as, createTestApp, createUser, eventually, type Reply, type TestContext } from './helpers.js';
+import { sendWeeklyReports } from '../src/jobs/weekly-report.js';
+import { as, createTestApp, createUser, CRON_SECRET, eventually, type Reply, type TestContext } from './helpers.js';
+import { outboxReader } from './mail.js';
 
 /**
  * The sales reports, checked figure by figure against what the lists and the audit trail (each record's history)
@@ -228,6 +230,40 @@ describe('funnel', () => {
     const json = await report('funnel', `${MARCH}&group_by=agent`);
     expect(lines).toHaveLength(json.rows.length + 2);
     expect(lines.at(-1)!.split(',').slice(2, 7).map(Number)).toEqual(STAGES.map((stage) => json.totals[stage]));
+  });
+});
+
+describe('the weekly e-mail', () => {
+  test('opt-in; on Monday at the digest hour the week before\'s key figures, in the reader\'s scope, once per user and week', async () => {
+    expect(await ok(as(ctx, agentB).get('/api/auth/preferences'))).toMatchObject({ weekly_report: false });
+    for (const who of [admin, ownViewer]) expect(await ok(as(ctx, who).patch('/api/auth/preferences', { weekly_report: true }))).toMatchObject({ weekly_report: true });
+    const services = { config: ctx.config, database: ctx.database, mailer: ctx.app.mailer, log: ctx.app.log };
+    const outbox = outboxReader(ctx);
+    // Monday 9 March 2026, 07:59 in Manila: not yet; 08:05: the week of 2 to 8 March.
+    clockAt('2026-03-08T23:59:00Z');
+    expect(await sendWeeklyReports(services)).toBe(0);
+    clockAt('2026-03-09T00:05:00Z');
+    const [one, two] = await Promise.all([sendWeeklyReports(services), sendWeeklyReports(services)]);
+    expect(one + two).toBe(2);
+    expect(await sendWeeklyReports(services)).toBe(0);
+    expect((await as(ctx, admin).post('/api/cron/weekly-report')).statusCode).toBe(401);
+    const cron = await ok(as(ctx, CRON_SECRET).post('/api/cron/weekly-report'));
+    expect(cron).toEqual({ sent: 0, message: 'Sent 0 weekly reports' });
+    // A Tuesday is not a Monday.
+    clockAt('2026-03-10T00:05:00Z');
+    expect(await sendWeeklyReports(services)).toBe(0);
+
+    const week = await report('funnel', 'from=2026-03-02&to=2026-03-08');
+    const mine = await report('funnel', 'from=2026-03-02&to=2026-03-08', ownViewer);
+    expect([week.totals.leads, mine.totals.leads]).toEqual([4, 2]);
+    const weekly = (email: string) => outbox.unread(email).filter((mail) => mail.subject.startsWith('Sales week'));
+    const [toAdmin, again] = weekly(admin.email);
+    expect(again).toBeUndefined();
+    expect(toAdmin.subject).toBe('Sales week 2026-03-02 to 2026-03-08');
+    expect(toAdmin.text).toContain(`- New leads: ${week.totals.leads}`);
+    const [toAgent] = weekly(ownViewer.email);
+    expect(toAgent.text).toContain(`- New leads: ${mine.totals.leads}`);
+    expect(weekly(agentB.email)).toEqual([]);
   });
 });
 

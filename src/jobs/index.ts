@@ -6,6 +6,7 @@ import { webhookDeliveryRetention, webhookDispatch } from '../webhooks/dispatche
 import { unusedUploadsCleanup } from '../media/cleanup.js';
 import { taskDigest } from './task-digest.js';
 import { trashPurge } from './trash-purge.js';
+import { weeklyReport } from './weekly-report.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, weeklyReport];

@@ -13,20 +13,21 @@ import { userResource } from './users.js';
 import { NotificationSettings, NotificationSettingsUpdate, notificationSettingsOf, saveNotificationSettings } from '../account/notifications.js';
 
 const TaskDigest = Type.Boolean({ description: 'The morning e-mail of overdue and today\'s follow-ups (TASK_DIGEST_HOUR in TASK_TIME_ZONE); on unless turned off' });
-const Preferences = Strict({ task_digest: TaskDigest, notifications: NotificationSettings });
-const PreferencesUpdate = PartialStrict(Strict({ task_digest: TaskDigest, notifications: NotificationSettingsUpdate }));
+const WeeklyReport = Type.Boolean({ description: 'The Monday e-mail of the sales reports\' key figures for the week before (TASK_DIGEST_HOUR in TASK_TIME_ZONE), within your record scope; off unless turned on' });
+const Preferences = Strict({ task_digest: TaskDigest, weekly_report: WeeklyReport, notifications: NotificationSettings });
+const PreferencesUpdate = PartialStrict(Strict({ task_digest: TaskDigest, weekly_report: WeeklyReport, notifications: NotificationSettingsUpdate }));
 
 /**
  * The signed-in user's own settings under /api/auth (account routes, beside /api/auth/tokens): whether the morning
- * e-mail of follow-ups comes, how each kind of notification is delivered. No module permission needed; a change is
+ * e-mail of follow-ups comes, whether the Monday e-mail of the sales reports does, how each kind of notification is delivered. No module permission needed; a change is
  * audited as a change of the user (iam).
  */
 export async function preferenceRoutes(app: App) {
   const { db } = app.database;
   const tags = ['auth'];
   const current = async (userId: string, on: Executor = db) => {
-    const [row] = await on.select({ task_digest: userPreferences.task_digest }).from(userPreferences).where(eq(userPreferences.user_id, userId));
-    return { task_digest: row?.task_digest ?? true, notifications: await notificationSettingsOf(on, userId) };
+    const [row] = await on.select({ task_digest: userPreferences.task_digest, weekly_report: userPreferences.weekly_report }).from(userPreferences).where(eq(userPreferences.user_id, userId));
+    return { task_digest: row?.task_digest ?? true, weekly_report: row?.weekly_report ?? false, notifications: await notificationSettingsOf(on, userId) };
   };
   app.get('/api/auth/preferences', {
     onRequest: requireSession(app, { tokens: true }),
@@ -48,7 +49,7 @@ export async function preferenceRoutes(app: App) {
         .onConflictDoUpdate({ target: userPreferences.user_id, set: { ...body, updated_at: clock.now() } });
       if (notifications) await saveNotificationSettings(work.tx, userId, notifications);
       const after = { ...before, ...body, notifications: { ...before.notifications, ...notifications } };
-      if (after.task_digest !== before.task_digest || JSON.stringify(after.notifications) !== JSON.stringify(before.notifications)) {
+      if (after.task_digest !== before.task_digest || after.weekly_report !== before.weekly_report || JSON.stringify(after.notifications) !== JSON.stringify(before.notifications)) {
         await work.audit({ action: 'update', resource: userResource, id: userId, before, after });
       }
     });
