@@ -1,8 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { CALL_OUTCOMES } from '../../../db/schema/index.js';
-import { rowsOf } from '../../../webhooks/record.js';
 import { agentCondition, allOf, endOf, leadProject, nowOf, startOf, type ReportInput, weekOf } from './input.js';
-import { Count, type Figures, labelsOf, type Report } from './report.js';
+import { Count, reportRows, type Figures, labelsOf, type Report } from './report.js';
 
 const FIGURES = ['calls', ...CALL_OUTCOMES.map((outcome) => `calls_${outcome}`), 'emails', 'meetings', 'site_visits', 'followups_completed', 'followups_overdue', 'reservations'] as const;
 
@@ -57,7 +56,7 @@ export const agentActivityReport: Report = {
       agent: sql`agent::text`,
       week: weekOf(input, sql`at`),
     };
-    const result = await db.execute(sql`
+    const result = await reportRows<{ key: string | null; total: boolean } & Record<(typeof FIGURES)[number], number>>(db, sql`
       with facts as (
         select a.author_id as agent, a.occurred_at as at, a.kind as what, a.outcome
         from crm_activities a ${leads ? sql`join leads on leads.id = a.lead_id` : sql``}
@@ -92,7 +91,7 @@ export const agentActivityReport: Report = {
         count(*) filter (where what = 'reservation')::int as reservations
       from (select ${keys[groupBy]} as key, what, outcome from facts) keyed
       group by grouping sets ((key), ()) order by grouping(key), key`);
-    const counted = rowsOf<{ key: string | null; total: boolean } & Record<(typeof FIGURES)[number], number>>(result);
+    const counted = result;
     const figures = (row: Record<string, unknown>): Figures => Object.fromEntries(FIGURES.map((name) => [name, Number(row[name] ?? 0)]));
     const groups = counted.filter((row) => !row.total);
     const label = await labelsOf(db, groupBy, groups.map((row) => row.key!), 'Nobody');

@@ -1,10 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
-import { rowsOf } from '../../../webhooks/record.js';
 import { leadResource } from '../lead-resource.js';
 import { reservationResource } from '../reservation-resource.js';
 import { agentCondition, allOf, endOf, leadProject, monthOf, share, startOf } from './input.js';
-import { Count, type Figures, labelsOf, type Report, Share } from './report.js';
+import { Count, reportRows, type Figures, labelsOf, type Report, Share } from './report.js';
 
 const STAGES = ['contacted', 'qualified', 'reserved', 'sold'] as const;
 /** The statuses that mean a lead got at least this far (a lead may skip a status: new → qualified was contacted too). */
@@ -55,7 +54,7 @@ export const funnelReport: Report = {
     };
     const leadScope = input.owners && ownedBy(leadResource, input.owners)?.sql;
     const reservationScope = input.owners && ownedBy(reservationResource, input.owners)?.sql;
-    const result = await db.execute(sql`
+    const result = await reportRows<{ key: string | null; total: boolean } & Record<(typeof STAGES)[number] | 'leads', number>>(db, sql`
       with cohort as (
         select leads.id, ${keys[groupBy]} as key from leads
         where leads.created_at >= ${startOf(input, input.from)} and leads.created_at < ${end} and ${allOf([
@@ -65,21 +64,23 @@ export const funnelReport: Report = {
           agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`),
         ])}
       ), staged as (
-        select c.key,
-          exists (select 1 from lead_status_changes s where s.lead_id = c.id and s.changed_at < ${end} and s.to_status in (${statuses(REACHED.contacted)})) as contacted,
-          exists (select 1 from lead_status_changes s where s.lead_id = c.id and s.changed_at < ${end} and s.to_status in (${statuses(REACHED.qualified)})) as qualified,
+        -- One index probe of a lead's history for both statuses.
+        select c.key, coalesce(history.contacted, false) as contacted, coalesce(history.qualified, false) as qualified,
           exists (select 1 from reservations where reservations.lead_id = c.id and reservations.created_at < ${end} and ${allOf([reservationScope])}) as reserved,
           exists (
             select 1 from reservations join unit_status_changes u on u.reservation_id = reservations.id and u.to_status = 'sold' and u.changed_at < ${end}
             where reservations.lead_id = c.id and ${allOf([reservationScope])}
           ) as sold
-        from cohort c
+        from cohort c left join lateral (
+          select bool_or(s.to_status in (${statuses(REACHED.contacted)})) as contacted, bool_or(s.to_status in (${statuses(REACHED.qualified)})) as qualified
+          from lead_status_changes s where s.lead_id = c.id and s.changed_at < ${end}
+        ) history on true
       )
       select key, grouping(key) = 1 as total, count(*)::int as leads,
         count(*) filter (where contacted)::int as contacted, count(*) filter (where qualified)::int as qualified,
         count(*) filter (where reserved)::int as reserved, count(*) filter (where sold)::int as sold
       from staged group by grouping sets ((key), ()) order by grouping(key), key`);
-    const counted = rowsOf<{ key: string | null; total: boolean } & Record<(typeof STAGES)[number] | 'leads', number>>(result);
+    const counted = result;
     const figures = (row: Record<(typeof STAGES)[number] | 'leads', number>): Figures => ({
       leads: row.leads, contacted: row.contacted, qualified: row.qualified, reserved: row.reserved, sold: row.sold,
       ...Object.fromEntries(STAGES.map((stage) => [`${stage}_rate`, share(row[stage], row.leads)])),

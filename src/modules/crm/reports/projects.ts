@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
-import { rowsOf } from '../../../webhooks/record.js';
 import { reservationResource } from '../reservation-resource.js';
 import { agentCondition, allOf, endOf, type ReportInput, startOf } from './input.js';
-import { Amount, Count, type Figures, labelsOf, type Report } from './report.js';
+import { Amount, Count, reportRows, type Figures, labelsOf, type Report } from './report.js';
 
 /** The recent pace of sales: units taken off the market (reserved, or sold straight away) in the last this many months. */
 const PACE_MONTHS = 3;
@@ -67,48 +66,58 @@ export const projectsReport: Report = {
     const start = startOf(input, input.from);
     const end = endOf(input, input.to);
     const project = input.projectId ? sql`${input.projectId}::uuid` : undefined;
-    // Each row's period: a project over the range, or a month of the range (its part inside the range).
+    const tz = input.timeZone;
+    // Each row's period [s, e), and the local day it ends before (the stock is counted from whole days).
     const periods = groupBy === 'project'
-      ? sql`select p.id::text as key, p.id as project_id, ${start} as s, ${end} as e from projects p
+      ? sql`select p.id::text as key, p.id as project_id, ${start} as s, ${end} as e, ${input.to}::date + 1 as end_day from projects p
           where exists (select 1 from inventory_units u where u.project_id = p.id) ${project ? sql`and p.id = ${project}` : sql``}`
       : sql`select to_char(m, 'YYYY-MM') as key, null::uuid as project_id,
-            greatest(m::timestamp at time zone ${input.timeZone}, ${start}) as s, least((m + interval '1 month')::timestamp at time zone ${input.timeZone}, ${end}) as e
+            greatest(m::timestamp at time zone ${tz}, ${start}) as s, least((m + interval '1 month')::timestamp at time zone ${tz}, ${end}) as e,
+            least((m + interval '1 month')::date, ${input.to}::date + 1) as end_day
           from generate_series(date_trunc('month', ${input.from}::date), date_trunc('month', ${input.to}::date), interval '1 month') m`;
-    const inProject = (column: SQL) => sql`(w.project_id is null or ${column} = w.project_id) ${project ? sql`and ${column} = ${project}` : sql``}`;
+    const inProject = (column: SQL) => sql`(w.project_id is null or ${column} = w.project_id)`;
+    const pace = sql.raw(`interval '${PACE_MONTHS} months'`);
     const deals = dealCondition(input);
-    const result = await db.execute(sql`
+    const result = await reportRows<Counted>(db, sql`
       with periods as (${periods}),
-      moves as (
+      history as (
         select m.* from unit_status_changes m join inventory_units u on u.id = m.unit_id
-        where m.changed_at < ${end} and m.changed_at >= ${start} - interval '${sql.raw(String(PACE_MONTHS))} months' ${project ? sql`and m.project_id = ${project}` : sql``}
+        where m.changed_at < ${end} ${project ? sql`and m.project_id = ${project}` : sql``}
+      ),
+      -- What each local day changed in each project's stock: a move leaves its from_status and enters its to_status, so
+      -- the stock at the end of a day is the sum of the days up to it (no unit's history is read one by one).
+      days as materialized (
+        select project_id, (changed_at at time zone ${tz})::date as day,
+          sum((to_status = 'available')::int - (from_status is not distinct from 'available')::int) as available,
+          sum((to_status = 'reserved')::int - (from_status is not distinct from 'reserved')::int) as reserved,
+          sum((to_status = 'sold')::int - (from_status is not distinct from 'sold')::int) as sold
+        from history group by 1, 2
+      ),
+      stock as (
+        select w.key, sum(d.available)::int as available, sum(d.reserved)::int as reserved, sum(d.sold)::int as sold
+        from periods w join days d on ${inProject(sql`d.project_id`)} and d.day < w.end_day group by w.key
+      ),
+      -- Moves that reserve, sell or release a unit, since the earliest period's pace window; \`kept\`: inside the reader's scope and filters.
+      deals as materialized (
+        select m.project_id, m.changed_at, m.from_status, m.to_status, m.price, ${deals ?? sql`true`} as kept from history m
+        where m.changed_at >= ${start} - ${pace}
+          and (m.to_status in ('reserved', 'sold') or (m.from_status = 'reserved' and m.to_status = 'available'))
       ),
       counted as (
         select w.key,
-          count(*) filter (where m.to_status = 'reserved' and m.changed_at >= w.s and ${allOf([deals])})::int as reservations,
-          coalesce(sum(m.price) filter (where m.to_status = 'reserved' and m.changed_at >= w.s and ${allOf([deals])}), 0) as reservations_value,
-          count(*) filter (where m.to_status = 'sold' and m.changed_at >= w.s and ${allOf([deals])})::int as sales,
-          coalesce(sum(m.price) filter (where m.to_status = 'sold' and m.changed_at >= w.s and ${allOf([deals])}), 0) as sales_value,
-          count(*) filter (where m.from_status = 'reserved' and m.to_status = 'available' and m.changed_at >= w.s and ${allOf([deals])})::int as cancellations,
-          count(*) filter (where m.changed_at >= w.e - interval '${sql.raw(String(PACE_MONTHS))} months'
-            and (m.to_status = 'reserved' or (m.to_status = 'sold' and m.from_status = 'available')))::int as taken
-        from periods w left join moves m on ${inProject(sql`m.project_id`)} and m.changed_at < w.e
-        group by w.key
-      ),
-      stock as (
-        select w.key,
-          count(*) filter (where last.to_status = 'available')::int as available,
-          count(*) filter (where last.to_status = 'reserved')::int as reserved,
-          count(*) filter (where last.to_status = 'sold')::int as sold
-        from periods w join inventory_units u on ${inProject(sql`u.project_id`)}
-        cross join lateral (
-          select c.to_status from unit_status_changes c where c.unit_id = u.id and c.changed_at < w.e order by c.changed_at desc, c.id desc limit 1
-        ) last
+          count(*) filter (where m.kept and m.to_status = 'reserved' and m.changed_at >= w.s)::int as reservations,
+          coalesce(sum(m.price) filter (where m.kept and m.to_status = 'reserved' and m.changed_at >= w.s), 0) as reservations_value,
+          count(*) filter (where m.kept and m.to_status = 'sold' and m.changed_at >= w.s)::int as sales,
+          coalesce(sum(m.price) filter (where m.kept and m.to_status = 'sold' and m.changed_at >= w.s), 0) as sales_value,
+          count(*) filter (where m.kept and m.from_status = 'reserved' and m.to_status = 'available' and m.changed_at >= w.s)::int as cancellations,
+          count(*) filter (where m.changed_at >= w.e - ${pace} and (m.to_status = 'reserved' or (m.to_status = 'sold' and m.from_status = 'available')))::int as taken
+        from periods w left join deals m on ${inProject(sql`m.project_id`)} and m.changed_at < w.e
         group by w.key
       )
       select c.key, c.reservations, c.reservations_value, c.sales, c.sales_value, c.cancellations, c.taken,
         coalesce(s.available, 0) as available, coalesce(s.reserved, 0) as reserved, coalesce(s.sold, 0) as sold
       from counted c left join stock s on s.key = c.key order by c.key`);
-    const counted = rowsOf<Counted>(result).map((row) => ({ ...row, available: Number(row.available), reserved: Number(row.reserved), sold: Number(row.sold), taken: Number(row.taken) }));
+    const counted = result.map((row) => ({ ...row, available: Number(row.available), reserved: Number(row.reserved), sold: Number(row.sold), taken: Number(row.taken) }));
     const figures = (row: Counted): Figures => ({
       reservations: row.reservations, reservations_value: money(row.reservations_value), sales: row.sales, sales_value: money(row.sales_value),
       cancellations: row.cancellations, available: row.available, reserved: row.reserved, sold: row.sold, months_of_inventory: monthsLeft(row.available, row.taken),

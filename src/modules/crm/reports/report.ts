@@ -1,8 +1,9 @@
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
-import { inArray } from 'drizzle-orm';
+import { inArray, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.js';
 import { projects, users } from '../../../db/schema/index.js';
 import { Strict } from '../../../http/schemas.js';
+import { rowsOf } from '../../../webhooks/record.js';
 import type { ReportInput } from './input.js';
 
 /** A row's figures: flat numbers (or null where a figure has no value), so a row is also one CSV record. */
@@ -74,4 +75,16 @@ export async function labelsOf(db: Executor, groupBy: string, keys: string[], em
   };
   const kinds = groupBy.split('_');
   return (key) => key.split('|').map((part, i) => one(part, kinds[i] ?? groupBy)).join(', ');
+}
+
+/**
+ * The rows of a report's statement, run without JIT compilation: its row estimates are rough (ranges of instants, a
+ * year of leads), and PostgreSQL compiled a funnel of 20,000 leads for three seconds to run it in a hundred
+ * milliseconds.
+ */
+export async function reportRows<T>(db: Executor, query: SQL): Promise<T[]> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`set local jit = off`);
+    return rowsOf<T>(await tx.execute(query));
+  });
 }

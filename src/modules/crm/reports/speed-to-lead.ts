@@ -1,9 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
-import { rowsOf } from '../../../webhooks/record.js';
 import { leadResource } from '../lead-resource.js';
 import { agentCondition, allOf, endOf, leadProject, nowOf, share, startOf, weekOf } from './input.js';
-import { Count, type Figures, labelsOf, Minutes, type Report, Share } from './report.js';
+import { Count, reportRows, type Figures, labelsOf, Minutes, type Report, Share } from './report.js';
 
 /** Minutes to one decimal. */
 const tenth = (value: number | string | null) => (value === null ? null : Math.round(Number(value) * 10) / 10);
@@ -42,7 +41,7 @@ export const speedToLeadReport: Report = {
       source: sql`leads.source`,
       week: weekOf(input, sql`r.assigned_at`),
     };
-    const result = await db.execute(sql`
+    const result = await reportRows<Counted>(db, sql`
       with routed as (
         select ${keys[groupBy]} as key, r.first_contact_at,
           -- greatest() skips nulls: a lead not yet contacted has no minutes.
@@ -63,7 +62,7 @@ export const speedToLeadReport: Report = {
         count(*) filter (where due is not null and first_contact_at <= due)::int as within_limit
       from routed group by grouping sets ((key), ()) order by grouping(key), key`);
     type Counted = { key: string | null; total: boolean; assigned: number; contacted: number; median_minutes: number | null; p90_minutes: number | null; with_limit: number; within_limit: number };
-    const counted = rowsOf<Counted>(result);
+    const counted = result;
     const figures = (row: Counted): Figures => ({
       assigned: row.assigned, contacted: row.contacted, median_minutes: tenth(row.median_minutes), p90_minutes: tenth(row.p90_minutes),
       with_limit: row.with_limit, within_limit: row.within_limit, within_limit_rate: share(row.within_limit, row.with_limit),
