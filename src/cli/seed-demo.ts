@@ -78,6 +78,7 @@ function summary(seeded: Seeded, config: Config, password: string, mailed: numbe
       + `${n('reservations cancelled')} cancelled, ${n('reservations pending')} pending), ${n('inquiries')} inquiries, ${n('subscribers')} newsletter subscribers `
       + `(${n('unsubscribed')} since unsubscribed), ${n('campaigns')} campaigns (one sent: ${n('campaign deliveries sent')} delivered, ${n('campaign deliveries failed')} failed), `
       + `${n('activities')} activities on leads, ${n('tasks')} follow-ups (${n('tasks overdue')} overdue)`,
+    `  history: ${n('history leads')} earlier leads over six months, ${n('history reservations')} reservations (${n('history sales')} sold), ${n('history activities')} activities, for the sales reports`,
     `  iam: ${n('users')} users in ${n('departments')} departments (sales agents with the crm record scopes own and department, the others all)`,
     `Mail: ${mail}`,
     `Console: ${config.baseUrl}/ — sign in as ${DEMO_ADMIN.email} with the password ${password} (shown once)`,
