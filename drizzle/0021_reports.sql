@@ -1,7 +1,8 @@
 -- Sales reports: the status history of leads and of inventory units, written by triggers whoever changes them (the
 -- API, an import, a restore from the trash) and backfilled here from the audit trail, so a report on a past period
 -- reads what was recorded then; the weekly report e-mail's opt-in (user_preferences.weekly_report) and the weeks it
--- went out (weekly_reports, one row per user and week: sent once across instances).
+-- went out (weekly_reports, one row per user and week: sent once across instances); indexes for reading ranges of
+-- activities by when they happened and of follow-ups by when they were done.
 CREATE TABLE "lead_status_changes" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "lead_status_changes_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"lead_id" uuid NOT NULL,
@@ -33,9 +34,12 @@ CREATE TABLE "weekly_reports" (
 ALTER TABLE "user_preferences" ADD COLUMN "weekly_report" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "weekly_reports" ADD CONSTRAINT "weekly_reports_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "lead_status_changes_lead_idx" ON "lead_status_changes" USING btree ("lead_id","changed_at","to_status");--> statement-breakpoint
+CREATE INDEX "lead_status_changes_changed_idx" ON "lead_status_changes" USING btree ("changed_at","to_status","lead_id");--> statement-breakpoint
 CREATE INDEX "unit_status_changes_project_idx" ON "unit_status_changes" USING btree ("project_id","changed_at");--> statement-breakpoint
 CREATE INDEX "unit_status_changes_unit_idx" ON "unit_status_changes" USING btree ("unit_id","changed_at");--> statement-breakpoint
-CREATE INDEX "unit_status_changes_reservation_idx" ON "unit_status_changes" USING btree ("reservation_id") WHERE "unit_status_changes"."to_status" = 'sold';
+CREATE INDEX "unit_status_changes_reservation_idx" ON "unit_status_changes" USING btree ("reservation_id") WHERE "unit_status_changes"."to_status" = 'sold';--> statement-breakpoint
+CREATE INDEX "crm_activities_occurred_idx" ON "crm_activities" USING btree ("occurred_at","author_id","kind","outcome");--> statement-breakpoint
+CREATE INDEX "crm_tasks_done_idx" ON "crm_tasks" USING btree ("done_at","done_by") WHERE "crm_tasks"."done_at" is not null;
 --> statement-breakpoint
 -- A lead's first status (at its created_at), or, for a lead coming back from the trash, nothing new unless its status
 -- differs from the last one recorded. By whom: the user an audited change names (pms.actor_id), else its creator.

@@ -24,6 +24,8 @@ export const leadStatusChanges = pgTable('lead_status_changes', {
   changed_by: uuid('changed_by'),
 }, (t) => [
   index('lead_status_changes_lead_idx').on(t.lead_id, t.changed_at, t.to_status),
+  // The funnel reads a range's moves in one scan.
+  index('lead_status_changes_changed_idx').on(t.changed_at, t.to_status, t.lead_id),
 ]);
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { CALL_OUTCOMES } from '../../../db/schema/index.js';
-import { agentCondition, allOf, endOf, leadProject, nowOf, startOf, type ReportInput, weekOf } from './input.js';
+import { agentCondition, allOf, endOf, leadProject, nowOf, startOf, type ReportInput } from './input.js';
 import { Count, reportRows, type Figures, labelsOf, type Report } from './report.js';
 
 const FIGURES = ['calls', ...CALL_OUTCOMES.map((outcome) => `calls_${outcome}`), 'emails', 'meetings', 'site_visits', 'followups_completed', 'followups_overdue', 'reservations'] as const;
@@ -52,9 +52,9 @@ export const agentActivityReport: Report = {
     const end = endOf(input, input.to);
     const leads = leadFilter(input);
     const keys: Record<string, SQL> = {
-      agent_week: sql`agent::text || '|' || ${weekOf(input, sql`at`)}`,
+      agent_week: sql`agent::text || '|' || to_char(week, 'YYYY-MM-DD')`,
       agent: sql`agent::text`,
-      week: weekOf(input, sql`at`),
+      week: sql`to_char(week, 'YYYY-MM-DD')`,
     };
     const result = await reportRows<{ key: string | null; total: boolean } & Record<(typeof FIGURES)[number], number>>(db, sql`
       with facts as (
@@ -79,17 +79,23 @@ export const agentActivityReport: Report = {
           input.source && sql`leads.source = ${input.source}`,
           input.projectId && sql`reservations.inventory_id in (select u.id from inventory_units u where u.project_id = ${input.projectId}::uuid)`,
         ])}
+      ),
+      -- Counted per agent and local week first (few rows), then keyed and totalled.
+      weekly as (
+        select agent, date_trunc('week', at at time zone ${input.timeZone}) as week,
+          count(*) filter (where what = 'call') as calls,
+          ${sql.join(CALL_OUTCOMES.map((outcome) => sql`count(*) filter (where what = 'call' and outcome = ${outcome}) as ${sql.identifier(`calls_${outcome}`)}`), sql`, `)},
+          count(*) filter (where what = 'email') as emails,
+          count(*) filter (where what = 'meeting') as meetings,
+          count(*) filter (where what = 'site_visit') as site_visits,
+          count(*) filter (where what = 'followup_completed') as followups_completed,
+          count(*) filter (where what = 'followup_overdue') as followups_overdue,
+          count(*) filter (where what = 'reservation') as reservations
+        from facts group by 1, 2
       )
       select key, grouping(key) = 1 as total,
-        count(*) filter (where what = 'call')::int as calls,
-        ${sql.join(CALL_OUTCOMES.map((outcome) => sql`count(*) filter (where what = 'call' and outcome = ${outcome})::int as ${sql.identifier(`calls_${outcome}`)}`), sql`, `)},
-        count(*) filter (where what = 'email')::int as emails,
-        count(*) filter (where what = 'meeting')::int as meetings,
-        count(*) filter (where what = 'site_visit')::int as site_visits,
-        count(*) filter (where what = 'followup_completed')::int as followups_completed,
-        count(*) filter (where what = 'followup_overdue')::int as followups_overdue,
-        count(*) filter (where what = 'reservation')::int as reservations
-      from (select ${keys[groupBy]} as key, what, outcome from facts) keyed
+        ${sql.join(FIGURES.map((name) => sql`sum(${sql.identifier(name)})::int as ${sql.identifier(name)}`), sql`, `)}
+      from (select ${keys[groupBy]} as key, * from weekly) keyed
       group by grouping sets ((key), ()) order by grouping(key), key`);
     const counted = result;
     const figures = (row: Record<string, unknown>): Figures => Object.fromEntries(FIGURES.map((name) => [name, Number(row[name] ?? 0)]));

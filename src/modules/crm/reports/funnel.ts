@@ -44,6 +44,7 @@ export const funnelReport: Report = {
     totals: { leads: 200, contacted: 150, qualified: 80, reserved: 20, sold: 8, contacted_rate: 0.75, qualified_rate: 0.4, reserved_rate: 0.1, sold_rate: 0.04 },
   },
   async run(db, input, groupBy) {
+    const start = startOf(input, input.from);
     const end = endOf(input, input.to);
     const project = leadProject(sql`leads.interest`);
     const keys: Record<string, SQL> = {
@@ -57,24 +58,34 @@ export const funnelReport: Report = {
     const result = await reportRows<{ key: string | null; total: boolean } & Record<(typeof STAGES)[number] | 'leads', number>>(db, sql`
       with cohort as (
         select leads.id, ${keys[groupBy]} as key from leads
-        where leads.created_at >= ${startOf(input, input.from)} and leads.created_at < ${end} and ${allOf([
+        where leads.created_at >= ${start} and leads.created_at < ${end} and ${allOf([
           leadScope,
           input.source && sql`leads.source = ${input.source}`,
           input.projectId && sql`${project} = ${input.projectId}::uuid`,
           agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`),
         ])}
-      ), staged as (
-        -- One index probe of a lead's history for both statuses.
-        select c.key, coalesce(history.contacted, false) as contacted, coalesce(history.qualified, false) as qualified,
-          exists (select 1 from reservations where reservations.lead_id = c.id and reservations.created_at < ${end} and ${allOf([reservationScope])}) as reserved,
-          exists (
-            select 1 from reservations join unit_status_changes u on u.reservation_id = reservations.id and u.to_status = 'sold' and u.changed_at < ${end}
-            where reservations.lead_id = c.id and ${allOf([reservationScope])}
-          ) as sold
-        from cohort c left join lateral (
-          select bool_or(s.to_status in (${statuses(REACHED.contacted)})) as contacted, bool_or(s.to_status in (${statuses(REACHED.qualified)})) as qualified
-          from lead_status_changes s where s.lead_id = c.id and s.changed_at < ${end}
-        ) history on true
+      ),
+      -- The moves of the range: a cohort lead's moves all come after its creation, so one range scan of the history
+      -- (by changed_at) finds them, instead of a look-up per lead.
+      reached as (
+        select s.lead_id, bool_or(s.to_status in (${statuses(REACHED.contacted)})) as contacted, bool_or(s.to_status in (${statuses(REACHED.qualified)})) as qualified
+        from lead_status_changes s
+        where s.changed_at >= ${start} and s.changed_at < ${end} and s.to_status in (${statuses(REACHED.contacted)})
+        group by s.lead_id
+      ),
+      -- Reservations are few beside leads: the leads that have one (and have a sale), read whole.
+      reserved as (
+        select distinct reservations.lead_id from reservations
+        where reservations.lead_id is not null and reservations.created_at < ${end} and ${allOf([reservationScope])}
+      ),
+      sold as (
+        select distinct reservations.lead_id from reservations join unit_status_changes u on u.reservation_id = reservations.id and u.to_status = 'sold' and u.changed_at < ${end}
+        where reservations.lead_id is not null and ${allOf([reservationScope])}
+      ),
+      staged as (
+        select c.key, coalesce(r.contacted, false) as contacted, coalesce(r.qualified, false) as qualified,
+          reserved.lead_id is not null as reserved, sold.lead_id is not null as sold
+        from cohort c left join reached r on r.lead_id = c.id left join reserved on reserved.lead_id = c.id left join sold on sold.lead_id = c.id
       )
       select key, grouping(key) = 1 as total, count(*)::int as leads,
         count(*) filter (where contacted)::int as contacted, count(*) filter (where qualified)::int as qualified,
