@@ -87,7 +87,7 @@ for (let offset = 0; offset < leads; offset += 100_000) {
       (array['website','referral','event','social'])[1 + g % 4], 'new',
       case when g % 10 < 7 then 'A house at ' || names.names[1 + g % 40] else 'House and lot' end,
       agents.ids[1 + g % 30], born, born
-    from agents, names, generate_series(${offset + 1}, ${offset + n}) g, lateral (select now() - ((g * 7919) % (365 * 24 * 60)) * interval '1 minute' as born) t`);
+    from agents, names, generate_series(${offset + 1}, ${offset + n}) g, lateral (select now() - ((g::bigint * 7919) % (365 * 24 * 60)) * interval '1 minute' as born) t`);
 }
 await step('contacted', `update leads set status = 'contacted', updated_at = created_at + ((phone::int % 72) + 1) * interval '1 hour' where phone::int % 10 < 6`);
 await step('qualified', `update leads set status = 'qualified', updated_at = created_at + ((phone::int % 7) + 4) * interval '1 day' where phone::int % 10 < 3`);
