@@ -203,6 +203,22 @@ describe('funnel', () => {
     expect(mine.rows.every((row: { key: string }) => ['website', 'event', 'social'].includes(row.key))).toBe(true);
   });
 
+  test('a department scope sees its department\'s figures, as its lists do', async () => {
+    const department = (await make.department(ctx, {}, admin)).id;
+    const viewer = await createUser(ctx, { crm: 'r' }, { name: 'Dee Department' });
+    for (const who of [viewer, agentB]) await ok(as(ctx, admin).patch(`/api/iam/users/${who.id}`, { department_id: department }));
+    const rows = (await as(ctx, admin).get(`/api/iam/module-access/${viewer.id}`)).json().data as { id: string; module: string }[];
+    await ok(as(ctx, admin).patch(`/api/iam/module-access/${rows.find((row) => row.module === 'crm')!.id}`, { scope: 'department' }));
+    const theirs = await report('funnel', `${MARCH}&group_by=agent`, viewer);
+    expect(pick(theirs.totals, STAGES)).toEqual(await funnelFromTrail(MARCH_START, MARCH_END, viewer));
+    expect(theirs.rows.map((row: { key: string }) => row.key)).toEqual([agentB.id]);
+    expect(theirs.totals).toMatchObject({ leads: 2, contacted: 1, qualified: 1, reserved: 0 });
+    // Agent activity and projects by the same rule: only the department's agents.
+    const activity = await report('agent-activity', `${MARCH}&group_by=agent`, viewer);
+    expect(activity.rows.every((row: { key: string }) => [agentB.id, viewer.id].includes(row.key))).toBe(true);
+    expect((await report('projects', MARCH, viewer)).totals).toMatchObject({ reservations: 0, sales: 0 });
+  });
+
   test('imported leads count from their import, with the status they came with', async () => {
     clockAt('2026-03-15T02:00:00Z');
     const boundary = '----reports-boundary';
