@@ -230,6 +230,10 @@ describe('funnel', () => {
       return body.status === 'completed' || body.status === 'failed' ? body : undefined;
     }, 'the import');
     expect(done.created, JSON.stringify(done)).toBe(2);
+    const imported = (await all('/api/crm/leads?source=social')).filter((lead) => lead.first_name === 'Imma');
+    expect(imported).toHaveLength(2);
+    const firsts = await ctx.database.db.select().from(leadStatusChanges).where(eq(leadStatusChanges.lead_id, imported[0].id));
+    expect(firsts.map((m) => [m.from_status, m.changed_by])).toEqual([[null, admin.id]]);
     const body = await report('funnel', `${MARCH}&source=social`);
     const expected = await funnelFromTrail(MARCH_START, MARCH_END);
     expect((await report('funnel', MARCH)).totals.leads).toBe(expected.leads);

@@ -200,6 +200,8 @@ export class Work {
   async createMany<T extends PgTable>(resource: Resource<T>, values: Patch<T>[], options: { skipConflicts?: boolean } = {}): Promise<RowOf<T>[]> {
     if (!values.length) return [];
     const table = resource.table as PgTable;
+    // An import's leads: their first status is recorded as the importer's.
+    await this.nameActor(table);
     const known = options.skipConflicts ? undefined : values.map((v) => rowOf(table, v as Row));
     if (known?.every((row): row is Row => row !== undefined)) {
       // Every row known beforehand: one JSON parameter PostgreSQL unpacks into the table's own row type.
