@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { clock, tickingClock } from '../src/clock.js';
 import { asc, eq } from 'drizzle-orm';
@@ -174,6 +175,19 @@ describe('funnel', () => {
     ]);
     const restored = await db.select().from(leadStatusChanges).where(eq(leadStatusChanges.lead_id, ids.restored));
     expect(restored.map((m) => [m.from_status, m.to_status])).toEqual([[null, 'contacted']]);
+  });
+
+  test('the migration\'s backfill from the audit trail gives the same figures as the triggers', async () => {
+    const figures = async () => Promise.all(['funnel', 'projects'].map(async (name) => (await report(name, `from=2026-02-01&to=2026-04-30&group_by=month`)).rows));
+    const before = await figures();
+    const migration = readFileSync(new URL('../drizzle/0021_reports.sql', import.meta.url), 'utf8');
+    const backfill = migration.slice(migration.indexOf('-- Backfill:')).split('--> statement-breakpoint').map((part) => part.trim()).filter(Boolean);
+    expect(backfill).toHaveLength(4);
+    await ctx.database.execute('delete from lead_status_changes; delete from unit_status_changes');
+    for (const statement of backfill) await ctx.database.execute(statement);
+    expect(await figures()).toEqual(before);
+    const moves = await ctx.database.db.select().from(leadStatusChanges).where(eq(leadStatusChanges.lead_id, ids.sold)).orderBy(asc(leadStatusChanges.changed_at));
+    expect(moves.map((m) => [m.from_status, m.to_status, m.changed_by])).toEqual([[null, 'new', admin.id], ['new', 'contacted', agentA.id], ['contacted', 'qualified', agentA.id], ['qualified', 'converted', admin.id]]);
   });
 
   test('grouped by agent, project and month; filters', async () => {
