@@ -56,7 +56,7 @@ export const agentActivityReport: Report = {
       agent: sql`agent::text`,
       week: sql`to_char(week, 'YYYY-MM-DD')`,
     };
-    const result = await reportRows<{ key: string | null; total: boolean } & Record<(typeof FIGURES)[number], number>>(db, sql`
+    const counted = await reportRows<{ key: string | null; total: boolean } & Record<(typeof FIGURES)[number], number>>(db, sql`
       with facts as (
         select a.author_id as agent, a.occurred_at as at, a.kind as what, a.outcome
         from crm_activities a ${leads ? sql`join leads on leads.id = a.lead_id` : sql``}
@@ -97,7 +97,6 @@ export const agentActivityReport: Report = {
         ${sql.join(FIGURES.map((name) => sql`sum(${sql.identifier(name)})::int as ${sql.identifier(name)}`), sql`, `)}
       from (select ${keys[groupBy]} as key, * from weekly) keyed
       group by grouping sets ((key), ()) order by grouping(key), key`);
-    const counted = result;
     const figures = (row: Record<string, unknown>): Figures => Object.fromEntries(FIGURES.map((name) => [name, Number(row[name] ?? 0)]));
     const groups = counted.filter((row) => !row.total);
     const label = await labelsOf(db, groupBy, groups.map((row) => row.key!), 'Nobody');

@@ -55,7 +55,7 @@ export const funnelReport: Report = {
     };
     const leadScope = input.owners && ownedBy(leadResource, input.owners)?.sql;
     const reservationScope = input.owners && ownedBy(reservationResource, input.owners)?.sql;
-    const result = await reportRows<{ key: string | null; total: boolean } & Record<(typeof STAGES)[number] | 'leads', number>>(db, sql`
+    const counted = await reportRows<{ key: string | null; total: boolean } & Record<(typeof STAGES)[number] | 'leads', number>>(db, sql`
       with cohort as (
         select leads.id, ${keys[groupBy]} as key from leads
         where leads.created_at >= ${start} and leads.created_at < ${end} and ${allOf([
@@ -91,7 +91,6 @@ export const funnelReport: Report = {
         count(*) filter (where contacted)::int as contacted, count(*) filter (where qualified)::int as qualified,
         count(*) filter (where reserved)::int as reserved, count(*) filter (where sold)::int as sold
       from staged group by grouping sets ((key), ()) order by grouping(key), key`);
-    const counted = result;
     const figures = (row: Record<(typeof STAGES)[number] | 'leads', number>): Figures => ({
       leads: row.leads, contacted: row.contacted, qualified: row.qualified, reserved: row.reserved, sold: row.sold,
       ...Object.fromEntries(STAGES.map((stage) => [`${stage}_rate`, share(row[stage], row.leads)])),

@@ -78,7 +78,7 @@ export const projectsReport: Report = {
     const inProject = (column: SQL) => sql`(w.project_id is null or ${column} = w.project_id)`;
     const pace = sql.raw(`interval '${PACE_MONTHS} months'`);
     const deals = dealCondition(input);
-    const result = await reportRows<Counted>(db, sql`
+    const rows = await reportRows<Counted>(db, sql`
       with periods as (${periods}),
       history as (
         select m.* from unit_status_changes m join inventory_units u on u.id = m.unit_id
@@ -117,7 +117,7 @@ export const projectsReport: Report = {
       select c.key, c.reservations, c.reservations_value, c.sales, c.sales_value, c.cancellations, c.taken,
         coalesce(s.available, 0) as available, coalesce(s.reserved, 0) as reserved, coalesce(s.sold, 0) as sold
       from counted c left join stock s on s.key = c.key order by c.key`);
-    const counted = result.map((row) => ({ ...row, available: Number(row.available), reserved: Number(row.reserved), sold: Number(row.sold), taken: Number(row.taken) }));
+    const counted = rows.map((row) => ({ ...row, available: Number(row.available), reserved: Number(row.reserved), sold: Number(row.sold), taken: Number(row.taken) }));
     const figures = (row: Counted): Figures => ({
       reservations: row.reservations, reservations_value: money(row.reservations_value), sales: row.sales, sales_value: money(row.sales_value),
       cancellations: row.cancellations, available: row.available, reserved: row.reserved, sold: row.sold, months_of_inventory: monthsLeft(row.available, row.taken),

@@ -36,12 +36,13 @@ export const speedToLeadReport: Report = {
     totals: { assigned: 40, contacted: 38, median_minutes: 12.5, p90_minutes: 55, with_limit: 40, within_limit: 34, within_limit_rate: 0.85 },
   },
   async run(db, input, groupBy) {
+    type Counted = { key: string | null; total: boolean; assigned: number; contacted: number; median_minutes: number | null; p90_minutes: number | null; with_limit: number; within_limit: number };
     const keys: Record<string, SQL> = {
       agent: sql`coalesce(leads.assigned_to::text, 'none')`,
       source: sql`leads.source`,
       week: weekOf(input, sql`r.assigned_at`),
     };
-    const result = await reportRows<Counted>(db, sql`
+    const counted = await reportRows<Counted>(db, sql`
       with routed as (
         select ${keys[groupBy]} as key, r.first_contact_at,
           -- greatest() skips nulls: a lead not yet contacted has no minutes.
@@ -61,8 +62,6 @@ export const speedToLeadReport: Report = {
         count(*) filter (where due is not null and (first_contact_at is not null or due <= ${nowOf(input)}))::int as with_limit,
         count(*) filter (where due is not null and first_contact_at <= due)::int as within_limit
       from routed group by grouping sets ((key), ()) order by grouping(key), key`);
-    type Counted = { key: string | null; total: boolean; assigned: number; contacted: number; median_minutes: number | null; p90_minutes: number | null; with_limit: number; within_limit: number };
-    const counted = result;
     const figures = (row: Counted): Figures => ({
       assigned: row.assigned, contacted: row.contacted, median_minutes: tenth(row.median_minutes), p90_minutes: tenth(row.p90_minutes),
       with_limit: row.with_limit, within_limit: row.within_limit, within_limit_rate: share(row.within_limit, row.with_limit),
