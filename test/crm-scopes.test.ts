@@ -148,6 +148,8 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     ['GET /api/crm/trash', 'trash'], ['POST /api/crm/trash/{log_id}/restore', 'trash'],
     ['POST /api/crm/leads/import', 'duplicates'],
     ['GET /api/crm/stats', 'stats'],
+    // Figures of the reader's scope: test/crm-reports.test.ts.
+    ...['funnel', 'speed-to-lead', 'agent-activity', 'projects'].flatMap((name) => [[`GET /api/crm/reports/${name}`, 'reports'], [`GET /api/crm/reports/${name}/export`, 'reports']] as [string, string][]),
     // Scoped by their uploader: test/crm-scope-reach.test.ts.
     ['GET /api/crm/imports', 'imports'], ['GET /api/crm/imports/{id}', 'imports'], ['GET /api/crm/imports/{id}/history', 'imports'],
     // A run of a plan on a lead, read through its lead's scope: test/lead-flow-plans.test.ts.
@@ -515,6 +517,8 @@ describe('a record named in a body or a query is read with the caller\'s scope',
     assign_group_id: 'a lead group: team configuration every crm reader sees',
     action_plan_id: 'an action plan: team configuration every crm reader sees',
     plan_id: 'an action plan: the team\'s lead-flow settings every crm reader reads',
+    department_id: 'a department: a report\'s filter of agents, within the reader\'s scope',
+    agent_id: 'a user: a report\'s filter of agents, within the reader\'s scope',
   };
   type Request = { method: 'GET' | 'POST' | 'PATCH'; url: string; body?: Record<string, unknown> };
   /**

@@ -69,6 +69,7 @@ describe('npm run seed:demo', () => {
     const [, leadCount, fromInquiries] = /(\d+) leads \((\d+) from website inquiries\)/.exec(summary)!;
     expect(Number(leadCount)).toBe(120 + Number(fromInquiries));
     expect(Number(fromInquiries)).toBeGreaterThan(0);
+    expect(summary).toContain('history: 90 earlier leads over six months, 26 reservations (18 sold)');
     expect(summary).toContain(`written to ${join(dataDir, 'outbox')}`);
     expect(summary).toMatch(/Console: https:\/\/demo\.example\.com\/ — sign in as demo\.admin@example\.com with the password \S+ \(shown once\)/);
     expect(await runSeedDemo(['--help'], env)).toMatch(/^Usage: npm run seed:demo/);
@@ -78,9 +79,10 @@ describe('npm run seed:demo', () => {
     const expected: Record<string, number> = {
       '/api/cms/projects': 6, '/api/cms/projects?published=false': 1, '/api/cms/articles': 8, '/api/cms/articles?published=false': 2,
       '/api/cms/careers': 5, '/api/cms/careers?published=false': 1, '/api/uploads': 30,
-      '/api/crm/leads': demoLeads(), '/api/crm/inventory': 40, '/api/crm/inventory?status=sold': 3, '/api/crm/inventory?status=reserved': 7,
-      '/api/crm/reservations': 12, '/api/crm/reservations?status=confirmed': 7, '/api/crm/reservations?status=cancelled': 2,
-      '/api/crm/reservations?payment_status=paid': 3, '/api/crm/inquiries': 25, '/api/crm/newsletters': 40,
+      // The recent weeks' records and the history of the months before (src/cli/demo/history.ts).
+      '/api/crm/leads': demoLeads() + 90, '/api/crm/inventory': 40, '/api/crm/inventory?status=sold': 3 + 18, '/api/crm/inventory?status=reserved': 10,
+      '/api/crm/reservations': 12 + 26, '/api/crm/reservations?status=confirmed': 7 + 21, '/api/crm/reservations?status=cancelled': 2 + 5,
+      '/api/crm/reservations?payment_status=paid': 3 + 18, '/api/crm/inquiries': 25, '/api/crm/newsletters': 40,
       '/api/crm/newsletters?status=unsubscribed': 3, '/api/iam/users': 5,
     };
     for (const [url, count] of Object.entries(expected)) expect(await total(url), url).toBe(count);
@@ -132,12 +134,12 @@ describe('npm run seed:demo', () => {
     for (const { id } of (await admin.get('/api/iam/users?limit=100')).json().data) grants += (await admin.get(`/api/iam/module-access/${id}`)).json().data.length;
     expect(grants).toBe(9); // the administrator's three modules and the staff's six grants
     const counts: Record<string, number> = {
-      projects: 6, galleries, articles: 8, careers: 5, amenities: 10, uploads: 30, leads: demoLeads(), inventory: 40, reservations: 12,
+      projects: 6, galleries, articles: 8, careers: 5, amenities: 10, uploads: 30, leads: demoLeads() + 90, inventory: 40, reservations: 12 + 26,
       inquiries: 25, newsletters: 40, campaigns: 2, departments: 5, users: 5, module_access: grants,
     };
     for (const [resource, count] of Object.entries(counts)) expect(await created(resource), resource).toBe(count);
     // The administrator made the staff's records; the website's visitors (no user, their own address) the public ones.
-    expect(await created('leads', `&user_id=${adminId}`)).toBe(120);
+    expect(await created('leads', `&user_id=${adminId}`)).toBe(120 + 90);
     const [inquiry] = (await admin.get('/api/crm/inquiries?limit=1')).json().data;
     const [received] = (await admin.get(`/api/crm/inquiries/${inquiry.id}/history?limit=100`)).json().data.filter((log: { action: string }) => log.action === 'create');
     expect(received).toMatchObject({ user: null, ip_address: expect.stringMatching(/^(203\.0\.113|198\.51\.100)\./), created_at: inquiry.created_at });

@@ -80,6 +80,7 @@ function summary(seeded: Seeded, config: Config, password: string, mailed: numbe
       + `${n('activities')} activities on leads, ${n('tasks')} follow-ups (${n('tasks overdue')} overdue)`,
     `  lead flow: ${n('action plans')} action plans (${n('action plans running')} running), ${n('lead groups')} groups, ${n('lead flow rules')} rules; `
       + `${n('leads waiting to be claimed')} leads waiting to be claimed, ${n('leads late for a first contact')} late for a first contact`,
+    `  history: ${n('history leads')} earlier leads over six months, ${n('history reservations')} reservations (${n('history sales')} sold), ${n('history activities')} activities, for the sales reports`,
     `  iam: ${n('users')} users in ${n('departments')} departments (sales agents with the crm record scopes own and department, the others all)`,
     `Mail: ${mail}`,
     `Console: ${config.baseUrl}/ — sign in as ${DEMO_ADMIN.email} with the password ${password} (shown once)`,

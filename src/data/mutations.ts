@@ -4,7 +4,7 @@ import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
 import { createInGroup, logsInsert, rowsInsert } from './create-group.js';
-import { activityLogs } from '../db/schema/index.js';
+import { activityLogs, inventoryUnits, leads } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
 import type { Actor } from './actor.js';
@@ -102,6 +102,9 @@ async function createAlone(db: Db, table: PgTable, row: Row, log: ActivityLog, a
   if (countOf(result)) deliveriesCommitted(db);
 }
 
+/** Tables whose status changes a database trigger records with the user who made them (migration 0021). */
+const STATUS_HISTORIES: ReadonlySet<PgTable> = new Set([leads, inventoryUnits]);
+
 /** The changes of one transaction, by one actor. */
 export class Work {
   /** Webhook deliveries this transaction recorded so far. */
@@ -121,11 +124,21 @@ export class Work {
   /** What to do once this transaction committed (tell people of what it did); dropped when it rolls back. */
   readonly committed: (() => void)[] = [];
 
+  /** Whether this transaction told the status-history triggers who the actor is. */
+  private actorNamed = false;
+
   constructor(readonly tx: Tx, readonly actor: Actor) {}
 
   /** Runs `then` after the commit (never when the transaction rolls back); it must not throw. */
   onCommit(then: () => void) {
     this.committed.push(then);
+  }
+
+  /** Names the actor to the status-history triggers, for the rest of the transaction (once, and only when needed). */
+  private async nameActor(table: PgTable) {
+    if (this.actorNamed || !this.actor.userId || !STATUS_HISTORIES.has(table)) return;
+    this.actorNamed = true;
+    await this.tx.execute(sql`select set_config('pms.actor_id', ${this.actor.userId}, true)`);
   }
 
   /**
@@ -195,6 +208,8 @@ export class Work {
   async createMany<T extends PgTable>(resource: Resource<T>, values: Patch<T>[], options: { skipConflicts?: boolean } = {}): Promise<RowOf<T>[]> {
     if (!values.length) return [];
     const table = resource.table as PgTable;
+    // An import's leads: their first status is recorded as the importer's.
+    await this.nameActor(table);
     const known = options.skipConflicts ? undefined : values.map((v) => rowOf(table, v as Row));
     if (known?.every((row): row is Row => row !== undefined)) {
       // Every row known beforehand: one JSON parameter PostgreSQL unpacks into the table's own row type.
@@ -227,6 +242,7 @@ export class Work {
   async update<T extends PgTable>(resource: Resource<T>, id: string, patch: Patch<T> | ((current: RowOf<T>) => Patch<T> | Promise<Patch<T>>)): Promise<RowOf<T>> {
     const current = await this.lock(resource, id);
     const values = typeof patch === 'function' ? await patch(current) : patch;
+    if ('status' in values) await this.nameActor(resource.table as PgTable);
     const [row] = Object.keys(values).length
       ? ((await this.tx.update(resource.table as PgTable).set(values as never).where(eq(resource.id, id)).returning()) as Row[])
       : [current as Row];

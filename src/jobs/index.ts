@@ -8,6 +8,7 @@ import { scheduledBackup } from '../backups/job.js';
 import { leadFlowSweep } from './lead-flow-sweep.js';
 import { taskDigest } from './task-digest.js';
 import { trashPurge } from './trash-purge.js';
+import { weeklyReport } from './weekly-report.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, scheduledBackup, leadFlowSweep];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, scheduledBackup, leadFlowSweep, weeklyReport];

@@ -1,5 +1,4 @@
 import { generatePassword } from '../../auth/accounts.js';
-import { clock } from '../../clock.js';
 import { slugify } from '../../modules/cms/slug.js';
 import type { Database } from '../../db/client.js';
 import type { Api } from './api.js';
@@ -10,6 +9,8 @@ import {
 } from './content.js';
 import { photo, type Scene } from './photos.js';
 import type { Random } from './random.js';
+import { at } from './at.js';
+import { seedHistory } from './history.js';
 
 /** How much of everything; the projects, articles, careers and amenities are the content's own. */
 export const DEMO_SIZE = { leads: 120, reservations: 12, inquiries: 25, subscribers: 40, unsubscribes: 3 };
@@ -36,22 +37,6 @@ const DAY = 24 * 3600 * 1000;
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY);
 /** A moment after `from`, `days` later but never in the future. */
 const later = (from: Date, days: number) => new Date(Math.min(from.getTime() + days * DAY, Date.now() - 60_000));
-
-/**
- * Runs `write` while the service's clock reads `when`: the records it creates or changes, and their audit entries, say
- * they happened then, so leads and inquiries arrive over weeks as they would (the dashboard's per-day chart shows
- * them so). Requests run one at a time, so nothing else reads the clock meanwhile but the job queue, whose jobs
- * only ever see an earlier time.
- */
-async function at<T>(when: Date, write: () => Promise<T>): Promise<T> {
-  const now = clock.now;
-  clock.now = () => new Date(when);
-  try {
-    return await write();
-  } finally {
-    clock.now = now;
-  }
-}
 
 /** `count` moments in the last `days` days, oldest first, more of them recently (interest grows as a launch nears). */
 const moments = (random: Random, count: number, days: number) =>
@@ -384,6 +369,7 @@ export async function seedDemo(ctx: SeedContext): Promise<Seeded> {
   await stories(ctx, all, seeded);
   await seedLeadFlow(ctx, all, seeded);
   await reservations(ctx, units, buyers, seeded);
+  await seedHistory(ctx, { units, sales }, seeded);
   await inquiries(ctx, seeded);
   const emails = await subscribers(ctx, seeded);
   await campaigns(ctx, emails, seeded);

@@ -240,6 +240,8 @@ export const crmActivities = pgTable('crm_activities', {
   newestFirst('crm_activities', t),
   index('crm_activities_lead_idx').on(t.lead_id, t.occurred_at, t.id),
   index('crm_activities_author_idx').on(t.author_id, t.created_at, t.id),
+  // Agent activity reads a range of what happened, by when (migration 0021).
+  index('crm_activities_occurred_idx').on(t.occurred_at, t.author_id, t.kind, t.outcome),
 ]);
 
 /** Follow-ups (migration 0016): something to do by a time, for someone, maybe about a lead, reservation or inquiry. */
@@ -263,15 +265,19 @@ export const crmTasks = pgTable('crm_tasks', {
   index('crm_tasks_assigned_idx').on(t.assigned_to, t.due_at, t.id),
   index('crm_tasks_open_idx').on(t.due_at, t.assigned_to).where(sql`${t.done_at} is null`),
   index('crm_tasks_lead_idx').on(t.lead_id, t.done_at),
+  // Agent activity: follow-ups completed in a range (migration 0021).
+  index('crm_tasks_done_idx').on(t.done_at, t.done_by).where(sql`${t.done_at} is not null`),
   index('crm_tasks_reservation_idx').on(t.reservation_id),
   index('crm_tasks_inquiry_idx').on(t.inquiry_id),
   check('crm_tasks_done_check', sql`${t.done_by} is null or ${t.done_at} is not null`),
 ]);
 
-/** A user's own settings (migration 0016): whether the morning e-mail of follow-ups comes (no row: it does). */
+/** A user's own settings (migration 0016): whether the morning e-mail of follow-ups comes (no row: it does), and the weekly report. */
 export const userPreferences = pgTable('user_preferences', {
   user_id: uuid('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
   task_digest: boolean('task_digest').notNull().default(true),
+  /** The Monday e-mail of the sales reports' key figures (migration 0021): off unless turned on. */
+  weekly_report: boolean('weekly_report').notNull().default(false),
   updated_at: updatedAt(),
 });
 

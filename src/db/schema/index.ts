@@ -5,3 +5,4 @@ export * from './webhooks.js';
 export * from './trash.js';
 export * from './notifications.js';
 export * from './lead-flow.js';
+export * from './reports.js';

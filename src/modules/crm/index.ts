@@ -10,6 +10,7 @@ import leadFlowRoutes from './lead-flow/index.js';
 import leadLinkRoutes from './lead-links.js';
 import leadRoutes from './leads.js';
 import newsletterRoutes from './newsletters.js';
+import reportRoutes from './reports/index.js';
 import reservationRoutes from './reservations.js';
 import crmStatsRoutes from './stats.js';
 import taskRoutes from './tasks.js';
@@ -28,6 +29,7 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(newsletterRoutes);
   await app.register(campaignRoutes);
   await app.register(crmStatsRoutes);
+  await app.register(reportRoutes);
   await app.register(importRoutes);
   await app.register(activityRoutes);
   await app.register(leadLinkRoutes);

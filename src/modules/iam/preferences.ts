@@ -14,21 +14,23 @@ import { NotificationSettings, NotificationSettingsUpdate, notificationSettingsO
 
 const TaskDigest = Type.Boolean({ description: 'The morning e-mail of overdue and today\'s follow-ups (TASK_DIGEST_HOUR in TASK_TIME_ZONE); on unless turned off' });
 const Away = Type.Boolean({ description: 'Away (on leave, out of the office): lead flow skips you in round robins and offers you no leads to claim until you come back' });
-const Preferences = Strict({ task_digest: TaskDigest, notifications: NotificationSettings, away: Away });
-const PreferencesUpdate = PartialStrict(Strict({ task_digest: TaskDigest, notifications: NotificationSettingsUpdate, away: Away }));
+const WeeklyReport = Type.Boolean({ description: 'The Monday e-mail of the sales reports\' key figures for the week before (TASK_DIGEST_HOUR in TASK_TIME_ZONE), within your record scope; off unless turned on' });
+const Preferences = Strict({ task_digest: TaskDigest, weekly_report: WeeklyReport, notifications: NotificationSettings, away: Away });
+const PreferencesUpdate = PartialStrict(Strict({ task_digest: TaskDigest, weekly_report: WeeklyReport, notifications: NotificationSettingsUpdate, away: Away }));
 
 /**
  * The signed-in user's own settings under /api/auth (account routes, beside /api/auth/tokens): whether the morning
- * e-mail of follow-ups comes, how each kind of notification is delivered, whether they are away for lead flow. No module permission needed; a change is
+ * e-mail of follow-ups comes, whether the Monday e-mail of the sales reports does, how each kind of notification is
+ * delivered, whether they are away for lead flow. No module permission needed; a change is
  * audited as a change of the user (iam).
  */
 export async function preferenceRoutes(app: App) {
   const { db } = app.database;
   const tags = ['auth'];
   const current = async (userId: string, on: Executor = db) => {
-    const [row] = await on.select({ task_digest: userPreferences.task_digest }).from(userPreferences).where(eq(userPreferences.user_id, userId));
+    const [row] = await on.select({ task_digest: userPreferences.task_digest, weekly_report: userPreferences.weekly_report }).from(userPreferences).where(eq(userPreferences.user_id, userId));
     const [away] = await on.select({ user_id: leadFlowAway.user_id }).from(leadFlowAway).where(eq(leadFlowAway.user_id, userId));
-    return { task_digest: row?.task_digest ?? true, notifications: await notificationSettingsOf(on, userId), away: Boolean(away) };
+    return { task_digest: row?.task_digest ?? true, weekly_report: row?.weekly_report ?? false, notifications: await notificationSettingsOf(on, userId), away: Boolean(away) };
   };
   app.get('/api/auth/preferences', {
     onRequest: requireSession(app, { tokens: true }),
@@ -52,7 +54,8 @@ export async function preferenceRoutes(app: App) {
       if (away === true) await work.tx.insert(leadFlowAway).values({ user_id: userId }).onConflictDoNothing();
       if (away === false) await work.tx.delete(leadFlowAway).where(eq(leadFlowAway.user_id, userId));
       const after = { ...before, ...body, notifications: { ...before.notifications, ...notifications }, away: away ?? before.away };
-      if (after.task_digest !== before.task_digest || after.away !== before.away || JSON.stringify(after.notifications) !== JSON.stringify(before.notifications)) {
+      if (after.task_digest !== before.task_digest || after.weekly_report !== before.weekly_report || after.away !== before.away
+        || JSON.stringify(after.notifications) !== JSON.stringify(before.notifications)) {
         await work.audit({ action: 'update', resource: userResource, id: userId, before, after });
       }
     });

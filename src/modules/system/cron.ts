@@ -7,6 +7,7 @@ import { unauthorized } from '../../errors.js';
 import { ErrorBody } from '../../http/schemas.js';
 import { clock } from '../../clock.js';
 import { LEAD_FLOW_SWEEPS, sweepLeadFlow } from '../crm/lead-flow/sweep.js';
+import { sendWeeklyReports } from '../../jobs/weekly-report.js';
 
 /** Constant-time check of `Authorization: Bearer <CRON_SECRET>`; no secret configured → nobody passes. */
 export const cronAuthorised = bearerMatches;
@@ -76,5 +77,21 @@ export default async function cronRoutes(app: App) {
     const total = Object.values(swept).reduce((sum, n) => sum + n, 0);
     request.log.info(swept, '/api/cron/lead-flow');
     return { swept, message: `Lead flow swept: ${total} lead${total === 1 ? '' : 's'} moved` };
+  });
+
+  // The Monday e-mail now, whatever the hour: what an outside scheduler runs instead of the job's own schedule.
+  app.post('/api/cron/weekly-report', {
+    schema: {
+      tags: ['system'], summary: 'Send this week\'s weekly report to the users who turned it on (bearer CRON_SECRET)',
+      description: 'What the Monday job does, run now: each live user with crm read and weekly_report on who has not had this week\'s e-mail '
+        + '(the week of today in TASK_TIME_ZONE) gets the key figures of the week before, within their record scope. Once per user and week, '
+        + 'across instances and runs.',
+      security: [{ cronSecret: [] }],
+      response: { 200: Type.Object({ sent: Type.Integer(), message: Type.String() }, { examples: [{ sent: 3, message: 'Sent 3 weekly reports' }] }), 401: ErrorBody },
+    },
+  }, async (request) => {
+    if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
+    const sent = await sendWeeklyReports(app, undefined, { anyHour: true });
+    return { sent, message: `Sent ${sent} weekly report${sent === 1 ? '' : 's'}` };
   });
 }
