@@ -185,14 +185,20 @@ export default function LeadFlowSettings() {
   const close = () => setEditing(null);
   const allGroups = groups.data ?? [];
   const ordered = (rules.data ?? []).filter((r) => !r.is_default);
-  const nextPosition = Math.max(0, ...(rules.data ?? []).map((r) => r.position + 1));
   const error = rules.error ?? groups.error ?? plans.error;
 
-  // Moving a rule takes the place of its neighbour: the API shifts the others.
+  // Moving a rule swaps its position with its neighbour's. Two rules never share a position (the API answers 409), so
+  // the rule steps aside to a free one first.
   const move = async (rule: Rule, by: -1 | 1) => {
     const neighbour = ordered[ordered.indexOf(rule) + by];
     if (!neighbour) return;
-    await run(() => api(`/api/crm/lead-flow/rules/${rule.id}`, { method: 'PATCH', body: { position: neighbour.position } }), `${rule.name} moved ${by < 0 ? 'up' : 'down'}`);
+    const free = Math.max(...(rules.data ?? []).map((r) => r.position)) + 1;
+    const place = (id: string, position: number) => api(`/api/crm/lead-flow/rules/${id}`, { method: 'PATCH', body: { position } });
+    await run(async () => {
+      await place(rule.id, free);
+      await place(neighbour.id, rule.position);
+      await place(rule.id, neighbour.position);
+    }, `${rule.name} moved ${by < 0 ? 'up' : 'down'}`);
     await queryClient.invalidateQueries({ queryKey: ['lead-flow'] });
   };
 
@@ -253,7 +259,7 @@ export default function LeadFlowSettings() {
       </Section>
 
       {/* Each form mounts afresh for what it edits: its fields start from that record. */}
-      {editing?.kind === 'rule' ? <RuleDialog key={editing.rule?.id ?? 'new'} rule={editing.rule} nextPosition={nextPosition} open onClose={close} /> : null}
+      {editing?.kind === 'rule' ? <RuleDialog key={editing.rule?.id ?? 'new'} rule={editing.rule} open onClose={close} /> : null}
       {editing?.kind === 'group' ? <GroupDialog key={editing.group?.id ?? `new-${editing.groupKind}`} group={editing.group} kind={editing.groupKind} open onClose={close} /> : null}
       {editing?.kind === 'plan' ? <PlanDialog key={editing.plan?.id ?? 'new'} plan={editing.plan} open onClose={close} /> : null}
       <ConfirmDelete what={deleting?.what ?? ''} path={deleting?.path ?? null} onClose={() => setDeleting(null)} />

@@ -162,7 +162,7 @@ export function GroupDialog({ group, kind, open, onClose }: { group?: Group; kin
   );
 }
 
-export function RuleDialog({ rule, nextPosition, open, onClose }: { rule?: Rule; nextPosition: number; open: boolean; onClose: () => void }) {
+export function RuleDialog({ rule, open, onClose }: { rule?: Rule; open: boolean; onClose: () => void }) {
   const groups = useGroups().data ?? [];
   const plans = usePlans().data ?? [];
   const projects = useProjects();
@@ -180,13 +180,13 @@ export function RuleDialog({ rule, nextPosition, open, onClose }: { rule?: Rule;
   const [onLimit, setOnLimit] = useState<string>(rule?.on_speed_limit ?? 'remind');
   const { save, problems, busy } = useSave(onClose);
   const problem = (field: string) => fieldProblem(problems, field);
+  // A new rule goes last (before the default); Move up and down place it.
   const submit = () => {
     const body = {
       name, is_default: isDefault,
       channel: isDefault ? null : channel || null, source: isDefault ? null : source || null, project_id: isDefault ? null : projectId || null,
       assign_user_id: target === 'user' ? user?.id ?? null : null, assign_group_id: target === 'group' ? groupId || null : null,
       action_plan_id: planId || null, speed_limit_minutes: numberOrNull(limit), on_speed_limit: onLimit,
-      ...(rule ? {} : { position: nextPosition }),
     };
     void save(() => (rule ? api(`/api/crm/lead-flow/rules/${rule.id}`, { method: 'PATCH', body }) : api('/api/crm/lead-flow/rules', { method: 'POST', body })),
       rule ? `Rule ${name} saved` : `Rule ${name} created`);

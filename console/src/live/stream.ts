@@ -1,15 +1,17 @@
 // One server-sent-events stream per tab (GET /api/live), shared by whoever listens. The browser's EventSource
 // reconnects by itself after a dropped connection and resends the last event's id (Last-Event-ID), so nothing is missed.
-// A refused connection (signed out, too many streams, a service without the stream) closes it for good: it is opened
-// again after a pause, as a fresh stream, and listeners are told to read everything again (`reset`), because the events
-// in between are lost. While the stream is down, screens fall back to a slow poll (useLiveStatus).
+// A refused connection (a 429, a 5xx, a service restarting) closes it for good: it is opened again after a pause with
+// `?last_event_id=` (the same resumption); the service sends `reset` when it can no longer tell what was missed. When
+// the service ends the stream itself (`closed`: signed out, or this user's oldest stream when they opened too many) it
+// is not reopened, except that a tab evicted for too many streams takes its stream back when it is looked at again.
+// While the stream is down, screens fall back to a slow poll (useFallbackPoll).
 
 export type Change = { resource: string; id?: string; action: 'created' | 'updated' | 'deleted' | 'bulk' };
 export type LiveEvent =
   | { type: 'notification'; data: unknown }
   | { type: 'change'; data: Change }
   | { type: 'unread'; data: { unread: number } }
-  | { type: 'reset'; data: null };
+  | { type: 'reset'; data: { reason?: string } | null };
 type Listener = (event: LiveEvent) => void;
 
 const EVENTS = ['notification', 'change', 'unread', 'reset'] as const;
@@ -24,8 +26,10 @@ let users = 0;
 let retries = 0;
 let retryTimer: number | undefined;
 let closeTimer: number | undefined;
-/** Whether the current stream followed one that was lost (its events in between are gone). */
-let resumeLost = false;
+/** The id of the last event received: where a new stream resumes. */
+let lastEventId = '';
+/** Ended by the service: not reopened (`evicted`: until the tab is looked at again). */
+let ended: 'signed_out' | 'evicted' | null = null;
 
 const setConnected = (next: boolean) => {
   if (connected === next) return;
@@ -45,15 +49,12 @@ const dispatch = (event: LiveEvent) => {
 
 function open() {
   if (source || typeof EventSource === 'undefined') return;
-  const stream = new EventSource('/api/live', { withCredentials: true });
+  ended = null;
+  const stream = new EventSource(lastEventId ? `/api/live?last_event_id=${encodeURIComponent(lastEventId)}` : '/api/live', { withCredentials: true });
   source = stream;
   stream.onopen = () => {
     retries = 0;
     setConnected(true);
-    if (resumeLost) {
-      resumeLost = false;
-      dispatch({ type: 'reset', data: null });
-    }
   };
   stream.onerror = () => {
     setConnected(false);
@@ -62,29 +63,50 @@ function open() {
     if (stream.readyState !== EventSource.CLOSED) return;
     stream.close();
     source = null;
-    resumeLost = true;
     const wait = RETRY_MS[Math.min(retries++, RETRY_MS.length - 1)];
     window.clearTimeout(retryTimer);
     retryTimer = window.setTimeout(() => users > 0 && open(), wait);
   };
   for (const type of EVENTS) {
     stream.addEventListener(type, (message) => {
+      const { data: text, lastEventId: id } = message as MessageEvent;
+      if (id) lastEventId = id;
       let data: any = null;
       try {
-        data = (message as MessageEvent).data ? JSON.parse((message as MessageEvent).data) : null;
+        data = text ? JSON.parse(text) : null;
       } catch {
         return;
       }
       dispatch({ type, data } as LiveEvent);
     });
   }
+  stream.addEventListener('closed', (message) => {
+    let reason = '';
+    try {
+      reason = JSON.parse((message as MessageEvent).data)?.reason ?? '';
+    } catch {
+      // An ending without a reason is an ending all the same.
+    }
+    stream.close();
+    source = null;
+    ended = reason === 'too_many_streams' ? 'evicted' : 'signed_out';
+    setConnected(false);
+  });
+}
+
+// A tab whose stream was given to a newer tab takes one back when the person comes back to it.
+if (typeof document !== 'undefined') {
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible' && ended === 'evicted' && users > 0) open();
+  });
 }
 
 function close() {
   window.clearTimeout(retryTimer);
   source?.close();
   source = null;
-  resumeLost = false;
+  lastEventId = '';
+  ended = null;
   retries = 0;
   setConnected(false);
 }
@@ -96,7 +118,7 @@ function close() {
 export function holdLiveStream(): () => void {
   users++;
   window.clearTimeout(closeTimer);
-  open();
+  if (ended !== 'evicted') open();
   return () => {
     users--;
     window.clearTimeout(closeTimer);
