@@ -76,7 +76,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     const dialog = page.getByRole('dialog', { name: 'New group' });
     await field(page, 'Name').fill('Tower B sales');
     await choose(page, 'How leads are handed out', 'First to claim');
-    for (const name of ['Console Admin', ANA.name]) {
+    for (const name of ['Administrator', ANA.name]) {
       const picker = dialog.getByRole('combobox', { name: 'Add a member' });
       await picker.fill(name.split(' ')[0]);
       await page.getByRole('option', { name }).click();
@@ -95,7 +95,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.waitFor({ state: 'detached' });
     const groups = (await apiCall('GET', '/api/crm/lead-flow/groups')).data;
-    expect(groups.map((g: any) => [g.name, g.kind, g.claim_minutes, g.members.map((m: any) => m.name)])).toEqual([['Tower B sales', 'first_to_claim', 10, ['Console Admin', ANA.name]]]);
+    expect(groups.map((g: any) => [g.name, g.kind, g.claim_minutes, g.members.map((m: any) => m.name)])).toEqual([['Tower B sales', 'first_to_claim', 10, ['Administrator', ANA.name]]]);
     groupId = groups[0].id;
     const card = page.getByRole('listitem', { name: 'Tower B sales' });
     await card.getByText('10 minutes to claim').waitFor();
