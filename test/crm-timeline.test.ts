@@ -119,6 +119,42 @@ describe('a lead\'s timeline', () => {
     expect(new Set(middle.data.map((entry) => entry.type))).toEqual(new Set(['activity', 'status_changed']));
   });
 
+  test('a page read again is served while nothing it shows has changed, and read anew after any change, API or raw SQL', async () => {
+    const email = `kept-${uuidv7()}@example.com`;
+    const lead = await make.lead(ctx, { email, phone: '+63 917 555 0199' }, agent);
+    const other = await make.lead(ctx, { email: `kept-other-${uuidv7()}@example.com` }, agent);
+    const db = ctx.database.db;
+    const pageReads = (fn: () => Promise<unknown>) => countQueries(ctx.database, /with entries as/, fn);
+    let page = await timeline(lead.id);
+    expect(await pageReads(async () => { page = await timeline(lead.id); })).toBe(0);
+    // A change of another lead's activities leaves the page kept.
+    await ok(as(ctx, agent).post(`/api/crm/leads/${other.id}/activities`, { kind: 'note', body: 'elsewhere' }), 201);
+    expect(await pageReads(() => timeline(lead.id))).toBe(0);
+    // Each of these changes what the page shows, behind the API or through it: the next read sees it.
+    const changes: [string, () => Promise<unknown>, (t: Timeline) => boolean][] = [
+      ['a note through the API', () => as(ctx, agent).post(`/api/crm/leads/${lead.id}/activities`, { kind: 'note', body: 'kept-1' }),
+        (t) => t.data.some((e) => e.payload.body === 'kept-1')],
+      ['a note by SQL', () => db.execute(sql`insert into crm_activities (id, lead_id, kind, body, occurred_at, created_at, updated_at) values (${uuidv7()}, ${lead.id}, 'note', 'kept-2', now(), now(), now())`),
+        (t) => t.data.some((e) => e.payload.body === 'kept-2')],
+      ['an inquiry of the same phone by SQL', () => db.execute(sql`insert into inquiries (id, name, email, phone, subject, message, status, created_at, updated_at) values (${uuidv7()}, 'X', 'x-${sql.raw(String(Date.now()))}@example.com', '+63 (917) 555-0199', 'kept-3', 'm', 'unread', now(), now())`),
+        (t) => t.data.some((e) => e.payload.subject === 'kept-3')],
+      ['the author renamed by SQL', () => db.execute(sql`update users set name = 'Ana Renamed' where id = ${agent.id}`),
+        (t) => t.data.some((e) => e.actor?.name === 'Ana Renamed')],
+      ['an audit entry of the lead by SQL', () => db.insert(activityLogs).values({ action: 'update', module: 'crm', resource: 'leads', resource_id: lead.id, user_id: manager.id,
+        changes: { before: { status: 'new' }, after: { status: 'lost' } } }),
+        (t) => t.data.some((e) => e.type === 'status_changed' && e.payload.to === 'lost')],
+    ];
+    for (const [what, change, seen] of changes) {
+      expect(seen(await timeline(lead.id)), what).toBe(false);
+      await change();
+      expect(seen(await timeline(lead.id)), what).toBe(true);
+    }
+    await db.execute(sql`update users set name = 'Ana Agent' where id = ${agent.id}`);
+    // Deleted, the lead's kept page is not served: 404 as for any unknown lead.
+    await ok(as(ctx, manager).delete(`/api/crm/leads/${lead.id}`));
+    expect((await as(ctx, reader).get(`/api/crm/leads/${lead.id}/timeline`)).statusCode).toBe(404);
+  });
+
   test('401 signed out, 403 without crm read, 404 for an unknown lead, 400 for bad paging or types', async () => {
     const lead = await make.lead(ctx);
     expect((await as(ctx, none).get(`/api/crm/leads/${lead.id}/timeline`)).statusCode).toBe(401);

@@ -7,8 +7,10 @@ import { findOne } from '../../data/list.js';
 import { ACTIVITY_KINDS, CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '../../db/schema/index.js';
 import { named } from '../../http/openapi.js';
 import { errorResponses, IdParams, Nullable, Pagination, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { executePrepared } from '../../db/prepared.js';
 import { rowsOf } from '../../webhooks/record.js';
 import { inquiryResource } from './inquiries.js';
+import { KeptTimelines } from './kept-timelines.js';
 import { leadResource } from './lead-resource.js';
 import { reservationResource } from './reservation-resource.js';
 import { taskResource } from './tasks.js';
@@ -154,18 +156,21 @@ async function timelinePage(app: App, lead: Lead, query: { page?: number; limit?
   const total = sql.join(wanted.map((source) => sql`(${source.count})`), sql` + `);
   const statement = sql`with entries as (${branches}),
     page as (select * from entries order by at desc, ref desc, type desc limit ${limit} offset ${end - limit})
-    select (${total})::int as total, coalesce((
+    select pg_current_snapshot()::text as snapshot, (${total})::int as total, coalesce((
       select jsonb_agg(jsonb_build_object('type', p.type, 'at', ${iso(sql`p.at`)}, 'actor', ${userRef(sql`p.actor_id`)}, 'payload', p.payload)
         order by p.at desc, p.ref desc, p.type desc)
       from page p), '[]'::jsonb) as data`;
-  const [row] = rowsOf<{ total: number; data: unknown }>(await app.database.db.execute(statement));
+  // Prepared: its text is one of a few (the caller's scope and the types asked for), and planning eleven branches
+  // cost several times what running them does (5 ms against 1–2 on a lead with 300 notes).
+  const [row] = rowsOf<{ snapshot: string; total: number; data: unknown }>(await executePrepared(app.database.db, statement));
   const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
   const count = Number(row.total);
-  return { data, pagination: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  return { snapshot: row.snapshot, body: { data: data as (typeof TimelinePage.static)['data'], pagination: { page, limit, total: count, totalPages: Math.ceil(count / limit) } } };
 }
 
 export default async function timelineRoutes(app: App) {
   const { db } = app.database;
+  const keptTimelines = new KeptTimelines<typeof TimelinePage.static>(db);
   app.get('/api/crm/leads/:id/timeline', {
     schema: {
       operationId: 'getLeadTimeline',
@@ -177,10 +182,19 @@ export default async function timelineRoutes(app: App) {
       params: IdParams, querystring: TimelineQuery, response: { 200: TimelinePage, ...errorResponses },
     },
   }, async (request) => {
-    const lead = await findOne<Lead>(db, leadResource, request.params.id, await recordScope(app, request, leadResource));
+    const query = request.query as { page?: number; limit?: number; type?: EntryType[] };
+    const leadSeen = await recordScope(app, request, leadResource);
     // Reservations, inquiries and follow-ups of this person that the caller's scope does not show stay off it too.
     const [reservationsSeen, inquiriesSeen, tasksSeen] = await Promise.all([reservationResource, inquiryResource, taskResource].map((resource) => recordScope(app, request, resource)));
-    return timelinePage(app, lead, request.query as { page?: number; limit?: number; type?: EntryType[] },
+    // Callers whose scopes are alike read the same page: the scopes are part of the key.
+    const key = JSON.stringify([request.params.id, ...[leadSeen, reservationsSeen, inquiriesSeen, tasksSeen].map((seen) => seen.scopeKey ?? ''),
+      query.page ?? 1, query.limit ?? 20, query.type ?? null]);
+    const kept = await keptTimelines.get(key, request.params.id);
+    if (kept) return kept;
+    const lead = await findOne<Lead>(db, leadResource, request.params.id, leadSeen);
+    const { snapshot, body } = await timelinePage(app, lead, query,
       { reservations: reservationsSeen.scope?.sql, inquiries: inquiriesSeen.scope?.sql, tasks: tasksSeen.scope?.sql });
+    keptTimelines.keep(key, snapshot, body);
+    return body;
   });
 }
