@@ -21,6 +21,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
   let base = '';
   let adminId = '';
   let groupId = '';
+  let anaId = '';
   /** Ana's API calls, with her own session (she is another person than the one in the browser). */
   let asAna: (method: string, path: string, data?: object) => Promise<Response>;
 
@@ -58,6 +59,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     await heading(page, 'Dashboard').waitFor();
     adminId = (await apiCall('GET', '/api/auth/session')).user.id;
     const ana = await apiCall('POST', '/api/iam/users', ANA);
+    anaId = ana.id;
     await apiCall('POST', '/api/iam/module-access', { user_id: ana.id, module: 'crm', can_read: true, can_write: true });
     const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: ANA.email, password: ANA.password }) });
     expect(login.status).toBe(200);
@@ -184,7 +186,9 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     await page.getByRole('combobox', { name: 'Manager' }).fill('Ana');
     await page.getByRole('option', { name: ANA.name }).click();
     await page.getByRole('button', { name: 'Save' }).click();
-    await poll(async () => (await apiCall('GET', '/api/iam/departments')).data.find((d: any) => d.name === 'Tower B')?.manager?.name).toBe(ANA.name);
+    await poll(async () => (await apiCall('GET', '/api/iam/departments')).data.find((d: any) => d.name === 'Tower B')?.manager_id).toBe(anaId);
+    // The department's page names the manager.
+    await page.getByRole('link', { name: ANA.name }).waitFor();
     expect(app.serverErrors, app.log()).toEqual([]);
   });
 });

@@ -124,7 +124,8 @@ function GroupCard({ group, groups, canManage, onEdit, onDelete }: { group: Grou
               <Stack direction="row" spacing={0.5} sx={{ alignItems: 'center', flexWrap: 'wrap' }}>
                 <Typography variant="body2" component="span">{member.name}</Typography>
                 {group.kind === 'round_robin' && group.next_user_id === member.user_id ? <Chip size="small" color="primary" label="Next" /> : null}
-                {member.away ? <Chip size="small" color="warning" label="Away" /> : null}
+                {/* Dark text on a light orange: the badge keeps 4.5:1 contrast, which MUI's warning chip does not. */}
+                {member.away ? <Chip size="small" label="Away" sx={{ bgcolor: '#fff3e0', color: '#8a3200', border: 1, borderColor: '#e65100' }} /> : null}
                 {!member.away && !member.eligible ? <Chip size="small" label="Not eligible" /> : null}
               </Stack>
             </li>

@@ -22,7 +22,7 @@ const LeadLink = ({ lead }: { lead: LeadBrief }) => (
 );
 const leadDetails = (lead: LeadBrief) => [lead.source, lead.interest].filter(Boolean).join(' · ');
 
-function Section({ id, title, count, children, empty }: { id: string; title: string; count: number | undefined; children: ReactNode; empty: string }) {
+function Section({ id, title, count, shown, children, empty }: { id: string; title: string; count: number | undefined; shown?: number; children: ReactNode; empty: string }) {
   return (
     <Card component="section" variant="outlined" aria-labelledby={id} sx={{ minWidth: 0 }}>
       <CardContent>
@@ -33,6 +33,7 @@ function Section({ id, title, count, children, empty }: { id: string; title: str
           {count !== undefined ? <Chip size="small" label={count} aria-hidden /> : null}
         </Stack>
         {count === undefined ? <Skeleton height={60} /> : count === 0 ? <Typography variant="body2" color="text.secondary">{empty}</Typography> : children}
+        {count !== undefined && shown !== undefined && shown < count ? <Typography variant="caption" color="text.secondary">The {shown} most urgent of {count}.</Typography> : null}
       </CardContent>
     </Card>
   );
@@ -181,19 +182,19 @@ export default function MyDay() {
       </Stack>
       {day.error ? <Alert severity="error" sx={{ mb: 2 }}>{(day.error as Error).message}</Alert> : null}
       <Box sx={{ display: 'grid', gap: 2, gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'repeat(2, minmax(0, 1fr))' }, alignItems: 'start' }}>
-        <Section id="my-day-claim" title="Leads to claim" count={data?.to_claim.length} empty="No lead is waiting for you to claim it.">
+        <Section id="my-day-claim" title="Leads to claim" count={data && (data.counts?.to_claim ?? data.to_claim.length)} shown={data?.to_claim.length} empty="No lead is waiting for you to claim it.">
           {data ? <ToClaim items={data.to_claim} writable={writable} /> : null}
         </Section>
-        <Section id="my-day-new" title="Not yet contacted" count={data?.not_contacted.length} empty="Every lead of yours has had a first contact.">
+        <Section id="my-day-new" title="Not yet contacted" count={data && (data.counts?.not_contacted ?? data.not_contacted.length)} shown={data?.not_contacted.length} empty="Every lead of yours has had a first contact.">
           {data ? <NotContacted items={data.not_contacted} /> : null}
         </Section>
-        <Section id="my-day-overdue" title="Overdue follow-ups" count={data?.overdue.length} empty="Nothing overdue.">
+        <Section id="my-day-overdue" title="Overdue follow-ups" count={data && (data.counts?.overdue ?? data.overdue.length)} shown={data?.overdue.length} empty="Nothing overdue.">
           {data ? <Tasks items={data.overdue} label="Overdue follow-ups" overdue writable={writable} /> : null}
         </Section>
-        <Section id="my-day-today" title="Today's follow-ups" count={data?.today.length} empty="No follow-up due today.">
+        <Section id="my-day-today" title="Today's follow-ups" count={data && (data.counts?.today ?? data.today.length)} shown={data?.today.length} empty="No follow-up due today.">
           {data ? <Tasks items={data.today} label="Today's follow-ups" writable={writable} /> : null}
         </Section>
-        <Section id="my-day-visits" title="Today's site visits" count={data?.site_visits.length} empty="No site visit today.">
+        <Section id="my-day-visits" title="Today's site visits" count={data && (data.counts?.site_visits ?? data.site_visits.length)} shown={data?.site_visits.length} empty="No site visit today.">
           {data ? <SiteVisits items={data.site_visits} /> : null}
         </Section>
       </Box>

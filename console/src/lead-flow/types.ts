@@ -38,6 +38,8 @@ export type MyDay = {
   overdue: Task[];
   today: Task[];
   site_visits: { id: string; lead: LeadBrief; occurred_at: string; place: string | null }[];
+  /** Each list's full count (a list holds the most urgent items only). */
+  counts?: Record<'to_claim' | 'not_contacted' | 'overdue' | 'today' | 'site_visits', number>;
 };
 
 /** "4:05" (minutes and seconds), "1:02:03" past an hour; never negative. */

@@ -309,7 +309,7 @@ const departments: ResourceSpec = {
   fields: [
     { source: 'name', label: 'Name', type: 'text', required: true, list: true },
     // A department's manager may change the lead-flow settings and hears of its agents' late first contacts.
-    { ...userRef('manager', 'Manager', 'manager_id'), list: true, helper: 'May change lead-flow settings; told when an agent is late to contact a lead' },
+    { source: 'manager_id', label: 'Manager', type: 'ref', ref: { resource: 'users', param: 'manager_id', text: 'name', idOnly: true }, list: true, helper: 'May change lead-flow settings; told when an agent is late to contact a lead' },
   ],
   sortable: ['name'],
   defaultSort: 'name',
