@@ -1,4 +1,4 @@
--- CRM record scopes (issue 23): each user's crm access says which records they see: `all` (every record, the default:
+-- CRM record scopes: each user's crm access says which records they see: `all` (every record, the default:
 -- nothing changes for existing users), `department` (records owned by anyone in their department) or `own` (records
 -- they own). A scope other than `all` belongs to the crm module only. Records say who created them (`created_by`,
 -- null for the public website and imports), which with the assignee makes them someone's (src/data/resource.ts).

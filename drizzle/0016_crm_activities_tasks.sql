@@ -1,4 +1,4 @@
--- Issue 23, a lead's story and follow-ups: activities written on a lead, follow-up tasks, the link of a reservation
+-- A lead's story and follow-ups: activities written on a lead, follow-up tasks, the link of a reservation
 -- and of an inquiry to their lead, the per-user setting of the morning e-mail and the days it was sent.
 CREATE TABLE "crm_activities" (
 	"id" uuid PRIMARY KEY NOT NULL,

@@ -1,4 +1,4 @@
--- Issue 24, undo. An activity log may say which earlier entry it restores (a record set back to its state before or
+-- Undo. An activity log may say which earlier entry it restores (a record set back to its state before or
 -- after a change, or recreated from the trash): `restored_from` is that entry's id.
 ALTER TABLE "activity_logs" ADD COLUMN "restored_from" uuid;
 --> statement-breakpoint

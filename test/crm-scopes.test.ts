@@ -158,7 +158,7 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     'POST /api/crm/leads/{id}/activities': { body: { kind: 'note', body: 'from the matrix' } },
     'POST /api/crm/inquiries/{id}/convert': { body: {}, query: '' },
   };
-  /** Collections of the resources of other engineers' issue-23 items: lists and exports hold no outside record. */
+  /** Collections of a lead's activities and follow-ups: their lists and exports hold no outside record. */
   const OTHER_BASES: Record<string, Kind> = { '/api/crm/activities': 'activities', '/api/crm/tasks': 'tasks' };
   let routes: { method: string; path: string }[] = [];
   const kindOf = (path: string) => Object.entries({ ...BASES, ...OTHER_BASES }).find(([base]) => path.startsWith(`${base}/{id}`))?.[1];

@@ -81,6 +81,9 @@ function sqlCell(value: unknown, copy = false, only?: SQL): SQL | undefined {
   const column = value as PgColumn;
   const type = column.columnType;
   const orEmpty = (text: SQL) => (copy ? text : sql`coalesce(${text}, '')`);
+  // A closed set of values that are safe as they are (an enum of plain words): no guard, no quoting.
+  const values = (column as { enumValues?: readonly string[] }).enumValues;
+  if (values?.length && values.every((v) => v !== '' && !DANGEROUS.test(v) && !NEEDS_QUOTES.test(v))) return orEmpty(sql`${column}`);
   if (/^Pg(Text|Varchar|Char)$/.test(type)) {
     // The formula guard: a text whose first byte is 'A' or above (letters, most text) cannot start with = + - @ tab CR.
     return copy ? sql`nullif(case when ${column} collate "C" >= 'A' then ${column} when ascii(${column}) in (61, 43, 45, 64, 9, 13) then '''' || ${column} else ${column} end, '')`

@@ -11,7 +11,7 @@ import { type Console, SKIP_BROWSER, startConsole, stepsInOrder } from './harnes
 // The staff console in a real browser (Debian's Chromium driven by playwright-core) against the real service, started
 // here as a child process on a fresh database (PGlite in a temporary DATA_DIR, or a database on DATABASE_URL), with
 // mail going to the outbox. The steps run in order on one browser, as a person would: each builds on the one before.
-// The run also takes screenshots of the main screens (the README shows them, from docs/screenshots/).
+// The run also takes screenshots of the main screens (the guides under docs/ show them, from docs/screenshots/).
 
 const ADMIN = { email: 'admin@example.com', password: 'Console-Admin-1!' };
 const NEW_PASSWORD = 'Changed-Pass-2@';

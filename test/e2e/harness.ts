@@ -242,11 +242,11 @@ export async function expectAccessible(page: Page, name: string) {
   expect(violations, `axe on ${name}`).toEqual([]);
 }
 
-// The README's screenshots are rewritten with UPDATE_SCREENSHOTS=1 (or when missing); otherwise none is taken, so that
+// The documents' screenshots are rewritten with UPDATE_SCREENSHOTS=1 (or when missing); otherwise none is taken, so that
 // `npm test` leaves the work tree clean and spends no time on pictures nobody looks at (a test asserts nothing on them).
 const DOC_SHOTS = join(ROOT, 'docs', 'screenshots');
 
-/** A screenshot of the page for the README (docs/screenshots/<name>.png with UPDATE_SCREENSHOTS=1, or when missing). */
+/** A screenshot of the page for the documents (docs/screenshots/<name>.png with UPDATE_SCREENSHOTS=1, or when missing). */
 export async function shot(page: Page, name: string) {
   if (process.env.UPDATE_SCREENSHOTS !== '1' && existsSync(join(DOC_SHOTS, `${name}.png`))) return;
   mkdirSync(DOC_SHOTS, { recursive: true });

@@ -13,7 +13,7 @@ import { RowErrorTable, type RowError } from './RowErrorTable';
 
 type DryRun = { total_rows: number; valid_rows: number; duplicate_rows: number; invalid_rows: number; errors: RowError[]; errors_truncated: boolean };
 
-/** The columns an import needs (README "Import"); every other column of the export is accepted too. */
+/** The columns an import needs (docs/integrators/csv-import-export.md); every other column of the export is accepted too. */
 const REQUIRED: Record<string, string> = {
   leads: 'first_name, last_name and an email or phone column',
   inventory: 'project_id, block, lot and price',

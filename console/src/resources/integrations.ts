@@ -6,7 +6,7 @@ import type { ResourceSpec } from './types';
 // the others so that they can grow without touching the shared declarations; `RESOURCES` appends them.
 
 export const IMPORT_RESOURCES = ['leads', 'inventory', 'newsletters'] as const;
-/** The lists a CSV can be imported into, and where (README "Import"). */
+/** The lists a CSV can be imported into, and where (docs/integrators/csv-import-export.md). */
 export const IMPORT_PATHS: Record<string, string> = {
   leads: '/api/crm/leads/import',
   inventory: '/api/crm/inventory/import',

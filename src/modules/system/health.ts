@@ -17,7 +17,7 @@ const Readiness = Type.Object({
   }),
 });
 
-/** How long a readiness check waits for the database or Redis: below the probe timeout the README suggests (3 s). */
+/** How long a readiness check waits for the database or Redis: below the probe timeout docs/operators/monitoring.md suggests (3 s). */
 const CHECK_TIMEOUT_MS = 1500;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
