@@ -22,6 +22,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
   let adminId = '';
   let groupId = '';
   let anaId = '';
+  let deeId = '';
   /** Ana's API calls, with her own session (she is another person than the one in the browser). */
   let asAna: (method: string, path: string, data?: object) => Promise<Response>;
 
@@ -42,11 +43,15 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     return response.status() === 204 ? undefined : response.json();
   }
 
-  /** Both widths: the screen as it is, then at 375 px (no sideways scrolling), then back. */
+  /**
+   * Both widths: the screen as it is, then at 375 px (no sideways scrolling), then back. Loaded again at 375 px, as a
+   * phone opens it: the menu that was open beside the screen would otherwise become a drawer, open over it.
+   */
   async function accessibleAtBothWidths(name: string, ready: () => Promise<unknown>) {
     await ready();
     await expectAccessible(page, name);
     await page.setViewportSize({ width: 375, height: 740 });
+    await page.reload();
     await ready();
     await quiet(page);
     await expectNoOverflow(page, `${name} at 375 px`);
@@ -132,8 +137,8 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     await page.getByText('Lead: Dee Waiting').first().waitFor();
     const lead = (await apiCall('GET', '/api/crm/leads?q=Dee')).data[0];
     expect(lead.assigned_to?.id).toBe(adminId);
-    const flow = page.getByRole('region', { name: 'Lead flow' });
-    await flow.getByText('Leads from the API').waitFor();
+    deeId = lead.id;
+    await page.getByRole('region', { name: 'Lead flow' }).waitFor();
     await expectAccessible(page, 'lead page with its flow');
   });
 
@@ -189,6 +194,21 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     await poll(async () => (await apiCall('GET', '/api/iam/departments')).data.find((d: any) => d.name === 'Tower B')?.manager_id).toBe(anaId);
     // The department's page names the manager.
     await page.getByRole('link', { name: ANA.name }).waitFor();
+    expect(app.serverErrors, app.log()).toEqual([]);
+  });
+
+  test('the lead page shows its flow: the rule that routed it, when it was assigned, an action plan attached and stopped', async () => {
+    await apiCall('POST', '/api/crm/lead-flow/plans', { name: 'New lead calls', active_statuses: ['new', 'contacted'], steps: [{ kind: 'call', title: 'First call', offset_amount: 0, offset_unit: 'hours' }] });
+    await page.goto(`${base}/leads/${deeId}/show`);
+    const flow = page.getByRole('region', { name: 'Lead flow' });
+    await flow.getByText('Leads from the API').waitFor();
+    await flow.getByRole('button', { name: 'Attach plan' }).click();
+    await choose(page, 'Plan', 'New lead calls');
+    await flow.getByRole('button', { name: 'Attach', exact: true }).click();
+    await flow.getByText(/Running since .* 1 open follow-up/).waitFor();
+    await expectAccessible(page, 'lead flow with a running plan');
+    await flow.getByRole('button', { name: 'Stop New lead calls' }).click();
+    await flow.getByText(/Stopped .*stopped by hand/).waitFor();
     expect(app.serverErrors, app.log()).toEqual([]);
   });
 });

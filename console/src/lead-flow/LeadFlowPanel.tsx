@@ -108,12 +108,21 @@ export function LeadFlowPanel({ lead }: { lead: Lead }) {
   const { permissions } = usePermissions<Permission[]>();
   const writable = can(permissions, 'crm', 'write');
   const flow = useApi<Flow>(['leads', 'flow', lead.id], `/api/crm/leads/${lead.id}/flow`, undefined, { staleTime: 0 });
+  // A service without the flow's summary (the lead itself is there: its page is open): its plans alone, from their own list.
+  const noSummary = (flow.error as { status?: number } | null)?.status === 404;
+  const runs = useApi<{ data: PlanRun[] }>(['leads', 'flow', lead.id, 'plans'], `/api/crm/leads/${lead.id}/plans`, undefined, { staleTime: 0, enabled: noSummary });
   const f = flow.data;
   return (
     <Card component="section" variant="outlined" aria-labelledby="lead-flow">
       <CardContent>
         <Typography id="lead-flow" variant="h6" component="h2" gutterBottom>Lead flow</Typography>
-        {flow.error ? <Alert severity="error">{(flow.error as Error).message}</Alert> : null}
+        {flow.error && !noSummary ? <Alert severity="error">{(flow.error as Error).message}</Alert> : null}
+        {noSummary ? (
+          <>
+            <Typography variant="body2" color="text.secondary">How this lead was routed is not available.</Typography>
+            {runs.data ? <Plans lead={lead} runs={runs.data.data} writable={writable} /> : null}
+          </>
+        ) : null}
         {!f && !flow.error ? <Skeleton height={80} /> : null}
         {f ? (
           <>
