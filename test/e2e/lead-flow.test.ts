@@ -197,6 +197,27 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     expect(app.serverErrors, app.log()).toEqual([]);
   });
 
+  test('someone with crm read only sees the settings, and nothing to change them with; My day is their home page', async () => {
+    const ray = { email: 'ray@example.com', password: 'Ray-Reader-1!', name: 'Ray Reader' };
+    const user = await apiCall('POST', '/api/iam/users', ray);
+    await apiCall('POST', '/api/iam/module-access', { user_id: user.id, module: 'crm', can_read: true, can_write: false });
+    const context = await app.browser.newContext({ viewport: { width: 1200, height: 760 }, locale: 'en-GB', timezoneId: 'UTC', reducedMotion: 'reduce' });
+    try {
+      const other = await context.newPage();
+      await signIn(other, base, ray.email, ray.password);
+      await heading(other, /^My day$/).waitFor();
+      // A lead waiting in a group Ray is not in is not his to claim.
+      await other.getByText('No lead is waiting for you to claim it.').waitFor();
+      await other.goto(`${base}/lead-flow`);
+      await other.getByText('Administrators and department managers change these settings; you can read them.').waitFor();
+      await other.getByRole('listitem', { name: 'Rule 1: Leads from the API' }).waitFor();
+      expect(await other.getByRole('button', { name: /^Add / }).count()).toBe(0);
+      expect(await other.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the lead page: an action plan attached and stopped; its flow names the rule that routed it', async () => {
     await apiCall('POST', '/api/crm/lead-flow/plans', { name: 'New lead calls', active_statuses: ['new', 'contacted'], steps: [{ kind: 'call', title: 'First call', offset_amount: 0, offset_unit: 'hours' }] });
     await page.goto(`${base}/leads/${deeId}/show`);

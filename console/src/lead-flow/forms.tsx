@@ -7,7 +7,8 @@ import {
 } from '@mui/material';
 import { useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
-import { useNotify } from 'react-admin';
+import { useNotify, usePermissions } from 'react-admin';
+import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { LEAD_SOURCES, LEAD_STATUSES, UserPicker } from '../workspace/shared';
 import { fieldProblem, type Problems, problemsOf, useGroups, usePlans, useProjects, useUserName } from './settingsData';
@@ -19,6 +20,19 @@ import {
 // whole input; the API's 400 messages show under their fields, anything else (409, 403) above the form.
 
 type Option = { id: string; name: string };
+
+/**
+ * A person, chosen from the users list: only iam readers may read it. Anyone else (a department manager without iam
+ * read) sees who is chosen and why they cannot choose.
+ */
+function PersonPicker(props: { label: string; value: Option | null; onChange: (user: Option | null) => void; error?: boolean; helperText?: string }) {
+  const { permissions } = usePermissions<Permission[]>();
+  if (can(permissions, 'iam', 'read')) return <UserPicker {...props} />;
+  return (
+    <TextField label={props.label} value={props.value?.name ?? ''} disabled error={props.error}
+      helperText={props.helperText ?? 'Choosing people needs read access to the users (the Access module)'} />
+  );
+}
 
 /** Saving a form: on success the settings are read again and the dialog closes; on failure its problems are kept. */
 function useSave(onDone: () => void) {
@@ -141,14 +155,14 @@ export function GroupDialog({ group, kind, open, onClose }: { group?: Group; kin
           {members.length ? <OrderedList items={members} label="Members" text={(m) => m.name} onChange={setMembers} /> : <Typography variant="body2" color="text.secondary">No member yet.</Typography>}
           <Stack direction="row" spacing={1} sx={{ alignItems: 'flex-start', mt: 1 }}>
             <Box sx={{ flex: 1 }}>
-              <UserPicker label="Add a member" value={adding} onChange={setAdding} error={!!problem('members')} helperText={problem('members')} />
+              <PersonPicker label="Add a member" value={adding} onChange={setAdding} error={!!problem('members')} helperText={problem('members')} />
             </Box>
             <Button disabled={!adding || members.some((m) => m.id === adding.id)} onClick={() => { if (adding) setMembers([...members, adding]); setAdding(null); }}>Add</Button>
           </Stack>
         </Box>
         {pond ? null : (
           <>
-            <UserPicker label="Fallback person" value={fallbackUser && !fallbackUser.name ? { ...fallbackUser, name: fallbackUserName ?? '' } : fallbackUser} onChange={(user) => { setFallbackUser(user); if (user) setFallbackGroup(''); }}
+            <PersonPicker label="Fallback person" value={fallbackUser && !fallbackUser.name ? { ...fallbackUser, name: fallbackUserName ?? '' } : fallbackUser} onChange={(user) => { setFallbackUser(user); if (user) setFallbackGroup(''); }}
               error={!!problem('fallback_user_id')} helperText={problem('fallback_user_id') ?? 'Who gets the lead when nobody takes it in time (or pick a group below)'} />
             <TextField select label="Fallback group" value={fallbackGroup} onChange={(event) => { setFallbackGroup(event.target.value); if (event.target.value) setFallbackUser(null); }}
               error={!!problem('fallback_group_id')} helperText={problem('fallback_group_id') ?? 'Another group or a pond'}>
@@ -218,7 +232,7 @@ export function RuleDialog({ rule, open, onClose }: { rule?: Rule; open: boolean
           <MenuItem value="user">One person</MenuItem>
         </TextField>
         {target === 'user'
-          ? <UserPicker label="Person" value={user && !user.name ? { ...user, name: userName ?? '' } : user} onChange={setUser} error={!!problem('assign_user_id')} helperText={problem('assign_user_id')} />
+          ? <PersonPicker label="Person" value={user && !user.name ? { ...user, name: userName ?? '' } : user} onChange={setUser} error={!!problem('assign_user_id')} helperText={problem('assign_user_id')} />
           : select('Group', groupId, setGroupId, 'assign_group_id', groups.map((g) => ({ id: g.id, name: `${g.name} (${KIND_LABELS[g.kind]})` })), 'None')}
         {select('Action plan', planId, setPlanId, 'action_plan_id', plans, 'None', 'Follow-ups started when the lead is assigned')}
         <TextField label="Speed-to-lead limit (working minutes)" type="number" value={limit} onChange={(event) => setLimit(event.target.value)}
