@@ -68,6 +68,12 @@ export type Config = {
   taskTimeZone: string;
   /** The local hour (0–23, in `taskTimeZone`) the morning e-mail of follow-ups goes out. */
   taskDigestHour: number;
+  /** Cron expression (UTC) of the service's own backups; undefined: none scheduled. */
+  backupSchedule: string | undefined;
+  /** Where scheduled backups (and `npm run admin -- backup` without --out) are written. */
+  backupDir: string;
+  /** How many scheduled backups are kept; older ones are deleted after each new one. */
+  backupKeep: number;
 };
 
 export type S3Config = {
@@ -198,6 +204,20 @@ function timeZone(env: Env, name: string, fallback: string): string {
   }
 }
 
+/**
+ * A cron expression as pg-boss reads it: five fields (minute hour day month weekday), or six with seconds first;
+ * numbers, `*`, ranges, steps, lists and month or day names. pg-boss would otherwise fail only when it schedules.
+ */
+function cron(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim().replace(/\s+/g, ' ');
+  if (!raw) return undefined;
+  const fields = raw.split(' ');
+  if (fields.length < 5 || fields.length > 6 || fields.some((field) => !/^[0-9a-z*?/,-]+$/i.test(field))) {
+    throw new ConfigError(`${name} must be a cron expression of five fields (minute hour day month weekday, in UTC) such as "30 2 * * *", got "${env[name]}"`);
+  }
+  return raw;
+}
+
 const LOG_FORMATS = ['json', 'pretty'] as const;
 
 /** LOG_FORMAT when set; otherwise pretty only when stdout is a terminal (piped, in containers and in tests: JSON). */
@@ -298,5 +318,8 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 36500),
     taskTimeZone: timeZone(env, 'TASK_TIME_ZONE', 'Asia/Manila'),
     taskDigestHour: integer(env, 'TASK_DIGEST_HOUR', 8, 0, 23),
+    backupSchedule: cron(env, 'BACKUP_SCHEDULE'),
+    backupDir: resolve(env.BACKUP_DIR?.trim() || join(dataDir, 'backups')),
+    backupKeep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
   };
 }

@@ -1,12 +1,16 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatePassword } from '../auth/accounts.js';
-import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
+import { type Config, ConfigError, loadConfig, loadDotEnv } from '../config.js';
 import type { Actor } from '../data/actor.js';
 import { openDatabase } from '../db/client.js';
 import { MODULES, type ModuleName } from '../db/schema/index.js';
 import { purgeTrash, trashPurgedMessage } from '../data/trash.js';
 import { ApiError } from '../errors.js';
 import { administration } from '../modules/iam/users.js';
+import { restoreBackup, writeBackup } from '../backups/archive.js';
+import { backupName } from '../backups/job.js';
 import { assertServiceStopped } from './pglite-owner.js';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
@@ -22,6 +26,13 @@ Commands (each change of a user is audited, by "npm run admin"):
   purge-trash
       Purges now what the daily trash purge would: trash entries deleted more than TRASH_RETENTION_DAYS ago (those
       records can no longer be restored; their delete's activity log stays).
+  backup [--out <file>]
+      One archive (.tar.gz) of the database, the uploaded files of local storage and a manifest; by default a new
+      file in BACKUP_DIR. Safe while the service runs on PostgreSQL; on the embedded database stop the service first,
+      or let it take its own backups (BACKUP_SCHEDULE).
+  restore <archive>
+      Restores a backup into an empty database (DATABASE_URL) or an empty DATA_DIR, and an empty UPLOAD_DIR; refuses
+      any other. Each table's row count is checked against the backup's manifest.
 
 The database is the service's (DATABASE_URL, or the PGlite files in DATA_DIR: stop the service first then).`;
 
@@ -44,16 +55,23 @@ class UsageError extends Error {}
 /** Runs one command; returns the text to print. Exported for the tests, which run it against a test database. */
 export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest, strict: true,
-    options: { email: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' }, grant: { type: 'string' }, admin: { type: 'boolean' } },
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' }, grant: { type: 'string' }, admin: { type: 'boolean' },
+      out: { type: 'string' },
+    },
   });
   if (!command || command === 'help' || command === '--help') return USAGE;
-  if (!['create-user', 'reset-password', 'disable-2fa', 'purge-trash'].includes(command)) throw new UsageError(`unknown command "${command}"`);
-  if (command === 'purge-trash') {
-    const given = Object.keys(values);
-    if (given.length) throw new UsageError(`purge-trash takes no options (got --${given[0]})`);
+  if (!['create-user', 'reset-password', 'disable-2fa', 'purge-trash', 'backup', 'restore'].includes(command)) throw new UsageError(`unknown command "${command}"`);
+  const allowed = command === 'backup' ? ['out'] : command === 'restore' || command === 'purge-trash' ? [] : ['email', 'name', 'password', 'grant', 'admin'];
+  const stray = Object.keys(values).find((option) => !allowed.includes(option));
+  if (stray) throw new UsageError(allowed.length ? `${command} does not take --${stray}` : `${command} takes no options (got --${stray})`);
+  if (command === 'restore' ? positionals.length !== 1 : positionals.length) {
+    throw new UsageError(command === 'restore' ? 'restore takes one archive: npm run admin -- restore <file>' : `${command} takes no arguments (got "${positionals[0]}")`);
   }
+  if (command === 'backup' || command === 'restore') return runBackupCommand(command, positionals[0], values.out, loadConfig(env));
   const email = values.email ?? '';
   if (command !== 'purge-trash' && !email) throw new UsageError('--email is required');
 
@@ -76,6 +94,40 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
     }
     const changed = await administration.disableTwoFactor(database, ACTOR, email);
     return changed ? `two-factor authentication is off for ${email}` : `${email} had no two-factor authentication; nothing changed`;
+  } finally {
+    await database.close();
+  }
+}
+
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** `backup` and `restore`: see src/backups/archive.ts. */
+async function runBackupCommand(command: 'backup' | 'restore', archive: string | undefined, out: string | undefined, config: Config): Promise<string> {
+  const pgliteDir = join(config.dataDir, 'pglite');
+  if (!config.databaseUrl) {
+    try {
+      assertServiceStopped(config.dataDir);
+    } catch (err) {
+      throw new Error(command === 'backup' ? `${(err as Error).message}; or let the service take its own backups (BACKUP_SCHEDULE)` : (err as Error).message);
+    }
+  }
+  if (command === 'restore') {
+    const { manifest, rows, files } = await restoreBackup(resolve(archive!), config);
+    const tables = Object.keys(manifest.database.tables).length;
+    return `restored ${archive} (taken ${manifest.created_at} by version ${manifest.service.version}): ${tables} tables, ${rows} rows (each table's count checked), `
+      + `${files} uploaded files. Start the service: it applies the migrations of a newer version.`;
+  }
+  if (!config.databaseUrl && !existsSync(join(pgliteDir, 'PG_VERSION'))) throw new Error(`there is no database in ${pgliteDir} to back up (DATA_DIR, or set DATABASE_URL)`);
+  const file = resolve(out ?? join(config.backupDir, backupName(new Date())));
+  if (existsSync(file)) throw new Error(`${file} already exists: name a new file with --out`);
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: pgliteDir });
+  try {
+    const manifest = await writeBackup(database, config, file);
+    const rows = Object.values(manifest.database.tables).reduce((sum, n) => sum + n, 0);
+    const uploads = manifest.uploads.included
+      ? `${manifest.uploads.files} uploaded files (${megabytes(manifest.uploads.bytes)})${manifest.uploads.missing.length ? `; ${manifest.uploads.missing.length} files named by uploads were missing from ${config.uploadDir} (listed in the manifest)` : ''}`
+      : 'no uploaded files (they are in the S3 bucket, which keeps its own)';
+    return `backup written to ${file}: ${Object.keys(manifest.database.tables).length} tables, ${rows} rows, ${uploads}`;
   } finally {
     await database.close();
   }

@@ -10,8 +10,13 @@ export type Services = { config: Config; database: Database; mailer: Mailer; log
 export type JobDefinition<D extends object = object> = {
   name: string;
   handler: (data: D, services: Services) => Promise<void>;
-  /** Cron expression (UTC) on which the job is queued by itself. */
-  schedule?: string;
+  /**
+   * Cron expression (UTC) on which the job is queued by itself; or the one the configuration gives (undefined: the
+   * job is not scheduled, and a schedule an earlier start left is removed).
+   */
+  schedule?: string | ((config: Config) => string | undefined);
+  /** Options of the jobs the schedule queues (retries, expiry). */
+  scheduleOptions?: PgBoss.SendOptions;
   /** Options every `send` of this job gets (retries, expiry, singleton key…). */
   sendOptions?: (data: D) => PgBoss.SendOptions;
   /** Runs when the job failed its last retry: record the failure where people see it (nothing stays pending). */
@@ -113,7 +118,9 @@ export class Jobs {
         }
       });
       this.workers.set(job.name, worker);
-      if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' });
+      const schedule = typeof job.schedule === 'function' ? job.schedule(services.config) : job.schedule;
+      if (schedule) await boss.schedule(job.name, schedule, {}, { ...job.scheduleOptions, tz: 'UTC' });
+      else if (job.schedule) await boss.unschedule(job.name);
     }
     for (const job of this.definitions) {
       await job.onStart?.(all).catch((err: unknown) => this.log.error({ err, job: job.name }, 'job start-up work failed'));
