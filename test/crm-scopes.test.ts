@@ -133,6 +133,7 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     [/^\/api\/crm\/newsletters(\/|$)/, 'newsletter subscribers are the marketing list, shared by the whole team'],
     [/^\/api\/crm\/campaigns(\/|$)/, 'campaigns are sent to the shared list: team-wide'],
     [/^\/api\/crm\/(inventory|newsletters)\/import$/, 'imports of stock and of the shared list'],
+    [/^\/api\/crm\/lead-flow\//, 'lead-flow settings (groups, rules) are the team\'s configuration, not anyone\'s record: every crm reader reads them'],
   ];
   /** Routes of the scoped resources and how each is checked. */
   const CHECKED = new Map<string, string>([
@@ -502,6 +503,12 @@ describe('a record named in a body or a query is read with the caller\'s scope',
     user_id: 'a user: who deleted a record (the trash shows entries of records in scope only)',
     inventory_id: 'an inventory unit: stock every crm reader sees',
     project_id: 'a project: public content',
+    fallback_user_id: 'a user: who takes the leads a lead group could not place (must have crm write)',
+    fallback_group_id: 'a lead group: team configuration every crm reader sees',
+    members: 'users: the members of a lead group (must have crm write)',
+    assign_user_id: 'a user: who a lead-flow rule sends leads to (must have crm write)',
+    assign_group_id: 'a lead group: team configuration every crm reader sees',
+    action_plan_id: 'an action plan: team configuration every crm reader sees',
   };
   type Request = { method: 'GET' | 'POST' | 'PATCH'; url: string; body?: Record<string, unknown> };
   /**

@@ -39,6 +39,7 @@ export async function audited<R>(db: Db, actor: Actor, work: (work: Work) => Pro
     return result;
   });
   if (done?.recorded) deliveriesCommitted(db);
+  for (const run of done?.committed ?? []) run();
   return result;
 }
 
@@ -117,8 +118,15 @@ export class Work {
   restoredFrom?: string;
   /** When set, every change `audit` records is also kept here with its log (what a deletion's trash entry holds). */
   trail?: { change: Change; log: ActivityLog }[];
+  /** What to do once this transaction committed (tell people of what it did); dropped when it rolls back. */
+  readonly committed: (() => void)[] = [];
 
   constructor(readonly tx: Tx, readonly actor: Actor) {}
+
+  /** Runs `then` after the commit (never when the transaction rolls back); it must not throw. */
+  onCommit(then: () => void) {
+    this.committed.push(then);
+  }
 
   /**
    * A named webhook event with its own data (`newsletter.subscribed`, `campaign.sent`), recorded in this transaction:

@@ -1,6 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { moduleAccess, type RecordScope, users } from '../db/schema/index.js';
+import { leadGroupMembers, leadGroups, moduleAccess, type RecordScope, users } from '../db/schema/index.js';
 import { allOf, is } from './filters.js';
 import { ownersScope } from './list.js';
 import type { Resource } from './resource.js';
@@ -18,17 +18,28 @@ export async function recordScopeOf(db: Executor, userId: string): Promise<Recor
   return { scope: !row || row.admin ? 'all' : row.scope ?? 'all', departmentId: row?.departmentId ?? null };
 }
 
-/** The users whose crm records a user with this scope sees: undefined for every record. */
+/**
+ * The owners whose crm records a user with this scope sees: undefined for every record. Users, and the lead-flow
+ * groups (ponds, first to claim) the user is a member of: a lead waiting in such a group (`leads.pool_id`) is its
+ * members' to see. Read afresh for each request, so a change of membership holds from the next one on.
+ */
 export async function ownersWith(db: Executor, userId: string, { scope, departmentId }: RecordScopeOf): Promise<string[] | undefined> {
   if (scope === 'all') return undefined;
-  if (scope === 'own' || !departmentId) return [userId];
-  const members = await db.select({ id: users.id }).from(users).where(eq(users.departmentId, departmentId));
-  return [...new Set([userId, ...members.map((member) => member.id)])].sort();
+  const [people, pools] = await Promise.all([
+    scope === 'own' || !departmentId ? [{ id: userId }] : db.select({ id: users.id }).from(users).where(eq(users.departmentId, departmentId)),
+    db.select({ id: leadGroupMembers.group_id }).from(leadGroupMembers)
+      .innerJoin(leadGroups, eq(leadGroups.id, leadGroupMembers.group_id))
+      .where(and(eq(leadGroupMembers.user_id, userId), inArray(leadGroups.kind, POOL_KINDS))),
+  ]);
+  return [...new Set([userId, ...people.map((member) => member.id), ...pools.map((pool) => pool.id)])].sort();
 }
+
+/** Groups a lead waits in until someone takes it (`leads.pool_id`). */
+const POOL_KINDS = ['pond', 'first_to_claim'] as const;
 
 /**
  * `ownersOf` for work done for a user outside their requests (a mail, a notice): the users whose crm records user
- * `userId` sees now. Two queries.
+ * `userId` sees now. A few queries.
  */
 export async function ownersOfUser(db: Executor, userId: string): Promise<string[] | undefined> {
   return ownersWith(db, userId, await recordScopeOf(db, userId));

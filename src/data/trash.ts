@@ -44,7 +44,8 @@ function resourceOfTableName(table: string): Resource | undefined {
 // ── What the database knows of a table ──────────────────────────────────────────────────────────────────────
 
 type ForeignKey = { table: string; columns: string[]; refTable: string; refColumns: string[]; onDelete: string };
-type Catalog = { columns: Set<string>; outgoing: ForeignKey[]; incoming: ForeignKey[]; unique: string[][] };
+/** `key`: the primary key's columns (`id` for most tables; `lead_id` for a lead's routing row). */
+type Catalog = { columns: Set<string>; key: string[]; outgoing: ForeignKey[]; incoming: ForeignKey[]; unique: string[][] };
 const catalogs = new Map<string, Promise<Catalog>>();
 
 const rowsOf = <T>(result: unknown) => ((result as { rows?: T[] }).rows ?? (result as T[]));
@@ -67,9 +68,13 @@ function catalogOf(db: Executor, table: string): Promise<Catalog> {
         from pg_index x where x.indrelid = to_regclass(${table}) and x.indisunique and not x.indisprimary and x.indpred is null and x.indexprs is null`));
       const columns = rowsOf<{ name: string }>(await db.execute(sql`
         select attname::text as name from pg_attribute where attrelid = to_regclass(${table}) and attnum > 0 and not attisdropped`));
+      const [primary] = rowsOf<{ columns: string[] }>(await db.execute(sql`
+        select array(select a.attname::text from unnest(x.indkey::int2[]) with ordinality k(n, o) join pg_attribute a on a.attrelid = x.indrelid and a.attnum = k.n order by k.o) as columns
+        from pg_index x where x.indrelid = to_regclass(${table}) and x.indisprimary`));
       const foreign = keys.map((k) => ({ table: k.table.replace(/"/g, ''), columns: k.columns, refTable: k.ref_table.replace(/"/g, ''), refColumns: k.ref_columns, onDelete: k.on_delete }));
       return {
         columns: new Set(columns.map((c) => c.name)),
+        key: primary?.columns ?? ['id'],
         outgoing: foreign.filter((k) => k.table === table),
         incoming: foreign.filter((k) => k.refTable === table),
         unique: unique.map((u) => u.columns),
@@ -159,20 +164,27 @@ const shown = (value: unknown) => (typeof value === 'string' ? `"${value}"` : JS
 
 /**
  * Inserts a row as it was (its id too), after the checks its table's rules would make: the id is free, every row a
- * foreign key names exists, no other row holds its unique values (each a 409 naming the field). Audited as a create
+ * foreign key names exists (a reference the database sets to null on delete is null when its row is gone), no other
+ * row holds its unique values (each a 409 naming the field). Audited as a create
  * when the table is a resource's.
  */
 async function recreate(work: Work, table: string, row: Row, what: string): Promise<void> {
   const catalog = await catalogOf(work.tx, table);
   const label = labelOf(table);
   const columns = Object.keys(row).filter((column) => catalog.columns.has(column));
-  const [taken] = rowsOf<unknown>(await work.tx.execute(sql`select 1 from ${sql.identifier(table)} where id = ${String(row.id)} limit 1`));
-  if (taken) throw blocked('id', `Cannot restore ${what}: a ${label} with the id ${String(row.id)} exists (restored already?)`);
+  const itself = sql.join(catalog.key.map((column) => sql`${sql.identifier(column)} = ${String(row[column])}`), sql` and `);
+  const [taken] = rowsOf<unknown>(await work.tx.execute(sql`select 1 from ${sql.identifier(table)} where ${itself} limit 1`));
+  if (taken) throw blocked(catalog.key.join(', '), `Cannot restore ${what}: a ${label} with the ${catalog.key.join(', ')} ${catalog.key.map((column) => String(row[column])).join(', ')} exists (restored already?)`);
   for (const fk of catalog.outgoing) {
     const values = fk.columns.map((column) => row[column]);
     if (values.some((value) => value === null || value === undefined)) continue;
     const match = sql.join(fk.refColumns.map((column, i) => sql`${sql.identifier(column)} = ${values[i]}`), sql` and `);
     const [found] = rowsOf<unknown>(await work.tx.execute(sql`select 1 from ${sql.identifier(fk.refTable)} where ${match} limit 1`));
+    if (!found && fk.onDelete === 'n') {
+      // What the database would have done, had the row stayed: the reference set to null.
+      for (const column of fk.columns) row[column] = null;
+      continue;
+    }
     if (!found) {
       const field = fk.columns.join(', ');
       throw blocked(field, `Cannot restore ${what}: its ${field} names a ${labelOf(fk.refTable)} (${values.join(', ')}) that no longer exists`);
@@ -182,7 +194,7 @@ async function recreate(work: Work, table: string, row: Row, what: string): Prom
     const values = key.map((column) => row[column]);
     if (values.some((value) => value === null || value === undefined)) continue;
     const match = sql.join(key.map((column, i) => sql`${sql.identifier(column)} = ${values[i]}`), sql` and `);
-    const [other] = rowsOf<unknown>(await work.tx.execute(sql`select 1 from ${sql.identifier(table)} where ${match} and id <> ${String(row.id)} limit 1`));
+    const [other] = rowsOf<unknown>(await work.tx.execute(sql`select 1 from ${sql.identifier(table)} where ${match} and not (${itself}) limit 1`));
     if (other) {
       const field = key.join(', ');
       throw blocked(field, `Cannot restore ${what}: another ${label} now has the same ${field} (${values.map(shown).join(', ')}); change or delete it first`);

@@ -36,6 +36,8 @@ export type CreateRoute<T extends PgTable, C extends TObject> = {
   values?: (body: Static<C>, ctx: Context) => Promise<Patch<T>> | Patch<T>;
   /** Replaces the plain audited insert, in the transaction (a reservation locks its unit first). */
   insert?: (work: Work, values: Patch<T>, body: Static<C>) => Promise<Row<T>>;
+  /** Whether this create needs `insert` (default: always); when not, the plain audited insert does (one statement). */
+  needsInsert?: (values: Patch<T>, body: Static<C>) => Promise<boolean> | boolean;
   /** After the commit: side effects that must not undo the change (mail). */
   committed?: (row: Row<T>, body: Static<C>, ctx: Context) => void;
   /** The answer; default 201 `{id, message: "<Label> created"}`. */
@@ -204,7 +206,8 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     const insert = async (body: Static<C>, ctx: Context) => {
       await requireReferences(db, resource, body as Record<string, unknown>, ctx.scopeOf);
       const values = create.values ? await create.values(body, ctx) : (body as Patch<T>);
-      const row = create.insert ? await audited(db, ctx.actor, (work) => create.insert!(work, values, body)) : await createAudited(db, ctx.actor, resource, values);
+      const inserted = create.insert && (create.needsInsert ? await create.needsInsert(values, body) : true);
+      const row = inserted ? await audited(db, ctx.actor, (work) => create.insert!(work, values, body)) : await createAudited(db, ctx.actor, resource, values);
       create.committed?.(row, body, ctx);
       return row;
     };

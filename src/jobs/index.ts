@@ -5,8 +5,9 @@ import { importJob } from '../modules/crm/import-engine.js';
 import { webhookDeliveryRetention, webhookDispatch } from '../webhooks/dispatcher.js';
 import { unusedUploadsCleanup } from '../media/cleanup.js';
 import { scheduledBackup } from '../backups/job.js';
+import { leadFlowSweep } from './lead-flow-sweep.js';
 import { taskDigest } from './task-digest.js';
 import { trashPurge } from './trash-purge.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, scheduledBackup];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, scheduledBackup, leadFlowSweep];

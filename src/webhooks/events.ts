@@ -27,6 +27,8 @@ export const RESOURCE_EVENTS = {
   uploads: 'upload',
   activities: 'lead_activity',
   tasks: 'task',
+  lead_groups: 'lead_group',
+  lead_flow_rules: 'lead_flow_rule',
 } as const satisfies Record<string, string>;
 
 /** Resources audited without events: the activity log itself, and the webhook tables (no event about events). */
@@ -44,6 +46,8 @@ export const NAMED_EVENTS = [
   'reservation.status_changed',
   /** A campaign's delivery finished; `data` holds its delivery counts. */
   'campaign.sent',
+  /** A lead has a new assignee; `data` holds `lead_id`, `assigned_to`, `previous` and `how` (rule, claim, fallback, manual, speed_limit). */
+  'lead.assigned',
 ] as const;
 
 type ResourceEvent = `${(typeof RESOURCE_EVENTS)[keyof typeof RESOURCE_EVENTS]}.${(typeof ACTION_EVENTS)[keyof typeof ACTION_EVENTS]}`;

@@ -320,7 +320,7 @@ export async function runImport(services: Services, id: string, budgetMs = JOB_B
         await work.tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`import:${kind.name}`}))`);
         const rows = await prepareRows(kind, work.tx, file.columns, batch);
         const { fresh, duplicates } = await classify(kind, work.tx, rows, seen);
-        const created = await kind.create(work, fresh);
+        const created = await kind.create(work, fresh, services);
         const bad = rows.filter((row) => !valid(row));
         const errors = [...current.errors];
         let truncated = current.errors_truncated;

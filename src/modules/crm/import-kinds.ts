@@ -12,6 +12,8 @@ import { assertContact, LeadInput } from './leads.js';
 import { leadResource } from './lead-resource.js';
 import { newsletterResource, SubscribeInput } from './newsletters.js';
 import { NOT_A_CRM_READER, crmReader } from './shared.js';
+import { hasRules, routeLead } from './lead-flow/routing.js';
+import type { NoticeServices } from './notices.js';
 
 export type ImportResource = (typeof IMPORT_RESOURCES)[number];
 export type Body = Record<string, unknown>;
@@ -45,7 +47,7 @@ export type ImportKind = {
   /** Which of these rows' keys are already in the database. */
   existing: (db: Executor, rows: Row[]) => Promise<Set<string>>;
   /** Creates the rows (valid, no key known), audited in `work`'s transaction; answers how many were created. */
-  create: (work: Work, rows: Row[]) => Promise<number>;
+  create: (work: Work, rows: Row[], services: NoticeServices) => Promise<number>;
 };
 
 const headersOf = (resource: Resource) => exportColumns(resource.listView ?? resource.view, resource.export?.json).map((c) => c.header);
@@ -91,7 +93,13 @@ const leadKind: ImportKind = {
     }
     return known;
   },
-  create: async (work, rows) => (await work.createMany(leadResource, rows.map((row) => row.body))).length,
+  // Rows without an assignee are routed by the lead-flow rules (channel `import`), each in the batch's transaction.
+  create: async (work, rows, services) => {
+    const created = await work.createMany(leadResource, rows.map((row) => row.body));
+    const unassigned = created.filter((lead) => !lead.assigned_to);
+    if (unassigned.length && (await hasRules(work.tx))) for (const lead of unassigned) await routeLead({ work, services }, lead, 'import');
+    return created.length;
+  },
 };
 
 const unitKind: ImportKind = {

@@ -6,6 +6,7 @@ import importRoutes from './imports.js';
 import inquiryRoutes from './inquiries.js';
 import inventoryRoutes from './inventory.js';
 import activityRoutes from './activities.js';
+import leadFlowRoutes from './lead-flow/index.js';
 import leadLinkRoutes from './lead-links.js';
 import leadRoutes from './leads.js';
 import newsletterRoutes from './newsletters.js';
@@ -28,6 +29,7 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(leadLinkRoutes);
   await app.register(taskRoutes);
   await app.register(timelineRoutes);
+  await app.register(leadFlowRoutes);
   // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('crm'));
 });

@@ -71,7 +71,7 @@ type InquiryBody = typeof InquiryInput.static;
 const InquiryPatch = PartialStrict(Strict({ status: StringEnum(INQUIRY_STATUSES), response: Text({ minLength: 1 }) }));
 
 /** A new inquiry starts unread. */
-const inquiryValues = (body: InquiryBody) => ({ ...body, email: body.email.toLowerCase(), status: 'unread' as const });
+export const inquiryValues = (body: InquiryBody) => ({ ...body, email: body.email.toLowerCase(), status: 'unread' as const });
 
 /** Stores an inquiry sent through the public form, audited; its webhook events are `inquiry.created` and `inquiry.received`. */
 export const receiveInquiry = (db: Db, actor: Actor, body: InquiryBody) => createAudited(db, actor, inquiryResource, inquiryValues(body), ['inquiry.received']);

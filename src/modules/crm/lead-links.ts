@@ -14,6 +14,7 @@ import { activityResource } from './activities.js';
 import { inquiryResource } from './inquiries.js';
 import { leadResource } from './lead-resource.js';
 import { noticeAssignment } from './notices.js';
+import { recordAssignment, routeLead } from './lead-flow/routing.js';
 import { reservationResource } from './reservation-resource.js';
 import { requireAssignee } from './shared.js';
 import { taskResource } from './tasks.js';
@@ -93,6 +94,12 @@ export default async function leadLinkRoutes(app: App) {
         assigned_to: body.assigned_to === undefined ? actor.userId : body.assigned_to, created_by: actor.userId,
       });
       await work.update(inquiryResource, inquiry.id, { lead_id: created.id });
+      // Assigned as any lead is; one left without an assignee is routed by the lead-flow rules (channel `api`).
+      if (created.assigned_to) {
+        await recordAssignment(work, { lead: created, previous: null, how: 'manual', rule: null, channel: 'api' });
+        return created;
+      }
+      await routeLead({ work, services: app }, created, 'api');
       return created;
     });
     noticeAssignment(app, lead, lead.assigned_to, actor.userId);

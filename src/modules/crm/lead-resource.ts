@@ -36,5 +36,6 @@ export const leadResource = defineResource({
     search: [leads.first_name, leads.last_name, leads.email, leads.phone],
   },
   export: {},
-  ownership: [leads.assigned_to, leads.created_by],
+  // A lead waiting in a pond or a first-to-claim group (`pool_id`) is also its members' (their owners include the group).
+  ownership: [leads.assigned_to, leads.created_by, leads.pool_id],
 });

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../types.js';
-import { LEAD_SOURCES, LEAD_STATUSES } from '../../db/schema/index.js';
+import { eq } from 'drizzle-orm';
+import { LEAD_SOURCES, LEAD_STATUSES, leads } from '../../db/schema/index.js';
 import { validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, RequiredText, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
@@ -8,6 +9,7 @@ import { detachLead } from './lead-links.js';
 import { noticeAssignment } from './notices.js';
 import { requireAssignee, UserRef, withLowerEmail } from './shared.js';
 import { leadResource } from './lead-resource.js';
+import { hasRules, recordAssignment, routeLead } from './lead-flow/routing.js';
 
 export const Lead = Strict({
   id: Uuid(),
@@ -53,14 +55,31 @@ export default async function leadRoutes(app: App) {
         await requireAssignee(db, body.assigned_to, 'assigned_to');
         return { ...withLowerEmail(body), created_by: actor.userId };
       },
-      committed: (row, _body, { app, actor }) => noticeAssignment(app, row, row.assigned_to, actor.userId),
+      // A lead sent without an assignee is routed by the lead-flow rules (channel `api`) in its creation's transaction;
+      // with no rules (lead flow off) and no assignee, it is the plain one-statement create.
+      needsInsert: async (values) => !!values.assigned_to || (await hasRules(db)),
+      insert: async (work, values) => {
+        const row = await work.create(leadResource, values);
+        if (row.assigned_to) await recordAssignment(work, { lead: row, previous: null, how: 'manual', rule: null, channel: 'api' });
+        else await routeLead({ work, services: app }, row, 'api');
+        const [routed] = await work.tx.select().from(leads).where(eq(leads.id, row.id));
+        return routed;
+      },
+      // A routed lead's assignee is told by the routing itself.
+      committed: (row, body, { app, actor }) => {
+        if (body.assigned_to) noticeAssignment(app, row, row.assigned_to, actor.userId);
+      },
     },
     update: {
       validate: (body) => requireAssignee(db, body.assigned_to, 'assigned_to'),
       values: (body, current) => {
         const patch = withLowerEmail(body);
         assertContact({ email: 'email' in patch ? patch.email : current.email, phone: 'phone' in patch ? patch.phone : current.phone });
-        return patch;
+        // Assigned by hand: out of any pool it waited in.
+        return patch.assigned_to && patch.assigned_to !== current.assigned_to ? { ...patch, pool_id: null } : patch;
+      },
+      after: async (row, before, work) => {
+        if (row.assigned_to && row.assigned_to !== before.assigned_to) await recordAssignment(work, { lead: row, previous: before.assigned_to, how: 'manual', rule: null });
       },
       committed: (row, _body, { app, actor }, before) => {
         if (row.assigned_to !== before.assigned_to) noticeAssignment(app, row, row.assigned_to, actor.userId);

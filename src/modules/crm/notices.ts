@@ -13,6 +13,12 @@ import { leadResource } from './lead-resource.js';
  * writes the in-app notification and sends the e-mail half as the user's delivery preference for its kind says.
  */
 
+/**
+ * What telling people needs: an app, or a job's services (no background work there: a notice is then simply not
+ * awaited).
+ */
+export type NoticeServices = Pick<App, 'database' | 'config' | 'mailer' | 'log'> & { background?: App['background'] };
+
 /** How each kind is delivered to a user who has not chosen: assignments and website inquiries as before (e-mail) and in the app. */
 export const DEFAULT_DELIVERY: Record<NotificationKind, NotificationDelivery> = {
   lead_assigned: 'both', inquiry_received: 'both', mention: 'in_app', lead_to_claim: 'in_app', follow_up_due: 'in_app', speed_to_lead: 'in_app',
@@ -42,7 +48,7 @@ export type Notice = {
  * in-app notification, an e-mail or both, per their preference for the kind. Answers what was delivered. Call it
  * after the change committed; a failed mail is logged, never thrown.
  */
-export async function notify(app: App, notice: Notice): Promise<{ inApp: boolean; email: boolean }> {
+export async function notify(app: NoticeServices, notice: Notice): Promise<{ inApp: boolean; email: boolean }> {
   const { db } = app.database;
   const [user] = await db.select({ id: users.id, name: users.name, email: users.email, delivery: notificationPreferences.delivery }).from(users)
     .leftJoin(notificationPreferences, and(eq(notificationPreferences.user_id, users.id), eq(notificationPreferences.kind, notice.kind)))
@@ -68,16 +74,17 @@ export async function notify(app: App, notice: Notice): Promise<{ inApp: boolean
 }
 
 /** The console's page of a record. */
-const recordUrl = (app: App, resource: Resource, id: string) => `${app.config.baseUrl}/${resource.name}/${id}`;
+const recordUrl = (app: NoticeServices, resource: Resource, id: string) => `${app.config.baseUrl}/${resource.name}/${id}`;
 
-async function sendAll(app: App, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
+async function sendAll(app: NoticeServices, recipients: string[], mail: Rendered, about: Record<string, unknown>) {
   await Promise.all([...new Set(recipients)].map((to) =>
     app.mailer.send({ to, ...mail }).catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'))));
 }
 
 /** Runs notices in the background after a change committed: logged when they fail, awaited by shutdown and tests. */
-function inBackground(app: App, about: Record<string, unknown>, work: () => Promise<unknown>) {
-  app.background.track(work().catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent')));
+function inBackground(app: NoticeServices, about: Record<string, unknown>, work: () => Promise<unknown>) {
+  const running = work().catch((err: unknown) => app.log.error({ err, ...about }, 'staff notice not sent'));
+  app.background?.track(running);
 }
 
 type Inquiry = { id: string; name: string; email: string; phone: string | null; subject: string; message: string };
@@ -110,7 +117,7 @@ type Lead = { id: string; first_name: string; last_name: string; email: string |
  * A lead now assigned to `assigneeId`: they hear of it, unless they assigned it themselves (if they may read it now:
  * access may have changed since). ASSIGNMENT_NOTICES=false turns the e-mail half off.
  */
-export function noticeAssignment(app: App, lead: Lead, assigneeId: string | null | undefined, actorId: string | null) {
+export function noticeAssignment(app: NoticeServices, lead: Lead, assigneeId: string | null | undefined, actorId: string | null) {
   if (!assigneeId || assigneeId === actorId) return;
   inBackground(app, { lead: lead.id }, async () => {
     const by = actorId ? (await app.database.db.select({ name: users.name }).from(users).where(eq(users.id, actorId)))[0]?.name ?? null : null;

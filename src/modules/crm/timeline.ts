@@ -15,6 +15,7 @@ import { leadResource } from './lead-resource.js';
 import { reservationResource } from './reservation-resource.js';
 import { taskResource } from './tasks.js';
 import { UserRef } from './shared.js';
+import { ASSIGNED_HOW } from './lead-flow/routing.js';
 
 /**
  * A lead's timeline: one paged list, newest first, of everything the service knows about the lead — its
@@ -33,7 +34,10 @@ const payloads = {
     deleted_at: Nullable(Timestamp({ description: 'When the lead had been deleted (null once that log is past its retention)' })),
   }, { description: 'The lead came back from the trash, as it was when deleted' }),
   status_changed: Strict({ from: Nullable(StringEnum(LEAD_STATUSES)), to: StringEnum(LEAD_STATUSES) }),
-  assigned: Strict({ from: UserRef, to: UserRef }),
+  assigned: Strict({
+    from: UserRef, to: UserRef,
+    how: StringEnum(ASSIGNED_HOW, { description: 'By a lead-flow rule, a claim, a fallback (claim time passed, nobody eligible), by hand, or a speed-to-lead reassignment' }),
+  }),
   reservation: Strict({ id: Uuid(), status: Text, client_name: Text, project_name: Nullable(Text), inventory_code: Nullable(Text) }),
   inquiry: Strict({ id: Uuid(), subject: Text, status: Text, converted: Type.Boolean({ description: 'This inquiry was turned into this lead' }) }),
   subscribed: Strict({ id: Uuid(), status: Text }),
@@ -100,7 +104,8 @@ function sources(lead: Lead, scoped: RelatedScopes = {}): Source[] {
     logged('status_changed', sql`l.action = 'update' and jsonb_exists(l.changes->'after', 'status')`,
       sql`jsonb_build_object('from', l.changes->'before'->>'status', 'to', l.changes->'after'->>'status')`),
     logged('assigned', sql`l.action = 'update' and jsonb_exists(l.changes->'after', 'assigned_to')`,
-      sql`jsonb_build_object('from', ${userRef(sql`(l.changes->'before'->>'assigned_to')::uuid`)}, 'to', ${userRef(sql`(l.changes->'after'->>'assigned_to')::uuid`)})`),
+      sql`jsonb_build_object('from', ${userRef(sql`(l.changes->'before'->>'assigned_to')::uuid`)}, 'to', ${userRef(sql`(l.changes->'after'->>'assigned_to')::uuid`)},
+        'how', coalesce(l.changes->'after'->>'assigned_how', 'manual'))`),
     {
       type: 'reservation',
       rows: sql`select 'reservation'::text as type, reservations.created_at as at, reservations.id as ref, reservations.created_by as actor_id,

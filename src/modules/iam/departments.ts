@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { and, eq, ne, sql } from 'drizzle-orm';
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { App } from '../../types.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
 import { departments, users } from '../../db/schema/index.js';
-import { conflict } from '../../errors.js';
+import { conflict, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
-import { RequiredText, Strict, Uuid } from '../../http/schemas.js';
+import { Nullable, PartialStrict, RequiredText, Strict, Uuid } from '../../http/schemas.js';
 
 /** Departments: a short list, answered whole and ordered by name (CONTRACT §8). */
 export const departmentResource = defineResource({
@@ -15,12 +15,23 @@ export const departmentResource = defineResource({
   label: 'Department',
   table: departments,
   id: departments.id,
-  view: { fields: { id: departments.id, name: departments.name } },
+  view: { fields: { id: departments.id, name: departments.name, manager_id: departments.manager_id } },
   list: { sortable: { name: departments.name }, defaultSort: 'name', whole: true },
 });
 
-export const Department = Strict({ id: Uuid(), name: Type.String() });
-const DepartmentInput = Strict({ name: RequiredText({ maxLength: 200 }) });
+export const Department = Strict({
+  id: Uuid(), name: Type.String(),
+  manager_id: Nullable(Uuid({ description: 'Its manager: late leads of its agents are escalated to them, and they may change lead flow settings' })),
+});
+const DepartmentInput = Strict({ name: RequiredText({ maxLength: 200 }), manager_id: Type.Optional(Nullable(Uuid())) });
+const DepartmentPatch = PartialStrict(DepartmentInput);
+
+/** 400 unless `id` names a live (not deleted) user. */
+async function assertManager(db: Executor, id: string | null | undefined) {
+  if (!id) return;
+  const [user] = await db.select({ id: users.id }).from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  if (!user) throw validationError({ manager_id: 'must be an existing user' });
+}
 
 /** 409 when another department already has this name (compared case-insensitively). */
 async function assertNameFree(db: Executor, name: string, exceptId?: string) {
@@ -43,14 +54,16 @@ export default async function departmentRoutes(app: App) {
       body: DepartmentInput,
       values: async (body) => {
         await assertNameFree(db, body.name);
+        await assertManager(db, body.manager_id);
         return body;
       },
     },
     update: {
-      body: DepartmentInput,
-      summary: 'Rename a department',
+      body: DepartmentPatch,
+      summary: 'Rename a department or change its manager',
       values: async (body, current, work) => {
-        await assertNameFree(work.tx, body.name, current.id);
+        if (body.name !== undefined) await assertNameFree(work.tx, body.name, current.id);
+        await assertManager(work.tx, body.manager_id);
         return body;
       },
     },

@@ -199,7 +199,7 @@ export default async function webhookRoutes(app: App) {
   app.get('/api/iam/webhooks/event-types', {
     schema: {
       tags, summary: 'Event types an endpoint can subscribe to',
-      description: 'Every resource has `<singular>.created|updated|deleted`; the named events are `inquiry.received`, `newsletter.subscribed`, `reservation.status_changed` and `campaign.sent`. `*` subscribes to all.',
+      description: 'Every resource has `<singular>.created|updated|deleted`; the named events are `inquiry.received`, `newsletter.subscribed`, `reservation.status_changed`, `campaign.sent` and `lead.assigned` (`lead_id`, `assigned_to`, `previous`, `how`). `*` subscribes to all.',
       response: { 200: Strict({ data: Type.Array(StringEnum(EVENT_TYPES)) }, { examples: [{ data: ['lead.created', 'lead.updated', 'inquiry.received'] }] }), ...errorResponses },
     },
   }, async () => ({ data: [...EVENT_TYPES] }));

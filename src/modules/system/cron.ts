@@ -5,6 +5,8 @@ import { purgeTrash, trashPurgedMessage } from '../../data/trash.js';
 import { bearerMatches } from '../../auth/bearer-secret.js';
 import { unauthorized } from '../../errors.js';
 import { ErrorBody } from '../../http/schemas.js';
+import { clock } from '../../clock.js';
+import { LEAD_FLOW_SWEEPS, sweepLeadFlow } from '../crm/lead-flow/sweep.js';
 
 /** Constant-time check of `Authorization: Bearer <CRON_SECRET>`; no secret configured → nobody passes. */
 export const cronAuthorised = bearerMatches;
@@ -54,5 +56,25 @@ export default async function cronRoutes(app: App) {
     days: (config) => config.trashRetentionDays,
     run: (on, days) => purgeTrash(on.database.db, days),
     message: trashPurgedMessage,
+  });
+
+  // The minute's lead-flow sweep, now: what a scheduler outside the service (or a test moving the clock) runs.
+  const Swept = Type.Object({
+    swept: Type.Object(Object.fromEntries(LEAD_FLOW_SWEEPS.map((sweep) => [sweep.name, Type.Integer({ minimum: 0 })]))),
+    message: Type.String(),
+  }, { examples: [{ swept: Object.fromEntries(LEAD_FLOW_SWEEPS.map((sweep) => [sweep.name, 2])), message: 'Lead flow swept: 2 leads moved' }] });
+  app.post('/api/cron/lead-flow', {
+    schema: {
+      tags: ['system'], summary: 'Run the lead-flow sweep now: expired claims to their fallback, speed-to-lead reminders (bearer CRON_SECRET)',
+      description: 'What the `lead-flow-sweep` job does every minute: each sweep, by the service clock, and how many leads each moved.',
+      security: [{ cronSecret: [] }],
+      response: { 200: Swept, 401: ErrorBody },
+    },
+  }, async (request) => {
+    if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
+    const swept = await sweepLeadFlow(app, clock.now());
+    const total = Object.values(swept).reduce((sum, n) => sum + n, 0);
+    request.log.info(swept, '/api/cron/lead-flow');
+    return { swept, message: `Lead flow swept: ${total} lead${total === 1 ? '' : 's'} moved` };
   });
 }
