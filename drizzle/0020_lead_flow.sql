@@ -148,3 +148,15 @@ SELECT pms_log_changes_of('lead_groups', 'lead_groups');
 SELECT pms_log_changes_of('lead_flow_rules', 'lead_flow_rules');
 --> statement-breakpoint
 SELECT pms_log_changes_of('action_plans', 'action_plans');
+--> statement-breakpoint
+-- A user's lead-flow groups are part of their record scope, kept with their principal (src/auth/principals.ts): a change
+-- of membership, or of a group's kind, makes every instance read the members' principals again.
+CREATE TRIGGER lead_group_members_principal_changed AFTER INSERT OR UPDATE OR DELETE ON lead_group_members FOR EACH ROW EXECUTE FUNCTION pms_principal_notify('user:', 'user_id');
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION pms_lead_group_kind_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('pms_principals', 'user:' || m.user_id) FROM lead_group_members m WHERE m.group_id = NEW.id;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER lead_groups_principal_changed AFTER UPDATE OF kind ON lead_groups FOR EACH ROW WHEN (OLD.kind IS DISTINCT FROM NEW.kind) EXECUTE FUNCTION pms_lead_group_kind_changed();

@@ -29,6 +29,7 @@ import uploadRoutes from './modules/cms/uploads.js';
 import crmModule from './modules/crm/index.js';
 import iamModule from './modules/iam/index.js';
 import { loadUnsubscribeSecret } from './modules/crm/unsubscribe-token.js';
+import { useWorkSchedule } from './modules/crm/lead-flow/schedule.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
 import { preferenceRoutes } from './modules/iam/preferences.js';
 import notificationRoutes from './modules/account/notifications.js';
@@ -104,6 +105,7 @@ function withLogSerializers(logger: boolean | object): boolean | object {
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
+  useWorkSchedule(config);
   const app = Fastify({
     logger: withLogSerializers(deps.logger ?? (await loggerOptions(config))),
     // A client's request id is kept only when it cannot forge log lines or bloat them (CONTRACT §13).

@@ -74,6 +74,10 @@ export type Config = {
   backupDir: string;
   /** How many scheduled backups are kept; older ones are deleted after each new one. */
   backupKeep: number;
+  /** Working hours (minutes after local midnight in `taskTimeZone`, start before end): action plans' and speed to lead's clock. */
+  workHours: { start: number; end: number };
+  /** Working days, ISO weekdays (Monday 1 … Sunday 7), ascending. */
+  workDays: number[];
 };
 
 export type S3Config = {
@@ -192,6 +196,31 @@ function secretToken(env: Env, name: string): string | undefined {
   const secret = env[name]?.trim() || undefined;
   if (secret !== undefined && secret.length < 32) throw new ConfigError(`${name} must be at least 32 characters long (got ${secret.length}); generate one with: openssl rand -hex 32`);
   return secret;
+}
+
+/** `HH:MM-HH:MM` (24-hour, start before end): the working hours of a day, as minutes after midnight. */
+function workHours(env: Env): Config['workHours'] {
+  const raw = env.WORK_HOURS?.trim() || '09:00-18:00';
+  const match = /^(\d{1,2}):(\d{2})-(\d{1,2}):(\d{2})$/.exec(raw);
+  const minutes = (h: string, m: string) => (Number(h) <= 24 && Number(m) < 60 ? Number(h) * 60 + Number(m) : NaN);
+  const start = match ? minutes(match[1], match[2]) : NaN;
+  const end = match ? minutes(match[3], match[4]) : NaN;
+  if (!(start < end && end <= 24 * 60)) throw new ConfigError(`WORK_HOURS must be a start and an end time such as 09:00-18:00 (24-hour, start before end), got "${raw}"`);
+  return { start, end };
+}
+
+/** ISO weekdays (Monday 1 … Sunday 7) as a list and ranges: `1-5`, `1-5,7`, `1,3,5`. */
+function workDays(env: Env): number[] {
+  const raw = env.WORK_DAYS?.trim() || '1-5';
+  const days = new Set<number>();
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    const match = /^([1-7])(?:-([1-7]))?$/.exec(part);
+    if (!match || (match[2] && Number(match[2]) < Number(match[1]))) {
+      throw new ConfigError(`WORK_DAYS must be ISO weekdays (Monday 1 … Sunday 7) as a list or ranges such as 1-5 or 1-5,7, got "${raw}"`);
+    }
+    for (let day = Number(match[1]); day <= Number(match[2] ?? match[1]); day++) days.add(day);
+  }
+  return [...days].sort((a, b) => a - b);
 }
 
 /** An IANA time zone name the runtime knows (`Asia/Manila`, `UTC`). */
@@ -321,5 +350,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     backupSchedule: cron(env, 'BACKUP_SCHEDULE'),
     backupDir: resolve(env.BACKUP_DIR?.trim() || join(dataDir, 'backups')),
     backupKeep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
+    workHours: workHours(env),
+    workDays: workDays(env),
   };
 }

@@ -118,9 +118,22 @@ test.each([
   ['S3_BUCKET', 'Not_A_Bucket'],
   ['LOG_FORMAT', 'yaml'],
   ['METRICS_TOKEN', 'too-short-for-a-token'],
+  ['WORK_HOURS', '18:00-09:00'],
+  ['WORK_HOURS', '9-5'],
+  ['WORK_HOURS', '09:00-25:00'],
+  ['WORK_HOURS', '09:75-17:00'],
+  ['WORK_DAYS', '0-4'],
+  ['WORK_DAYS', '5-1'],
+  ['WORK_DAYS', 'mon-fri'],
+  ['WORK_DAYS', '1,,2'],
 ])('%s=%s stops start-up with a ConfigError naming the variable', (name, value) => {
   const err = configError({ [name]: value });
   expect(err.message).toContain(name);
+});
+
+test('working time: 09:00-18:00 Monday to Friday by default; hours and days parse', () => {
+  expect(loadConfig({ AUTH_SECRET: SECRET })).toMatchObject({ workHours: { start: 540, end: 1080 }, workDays: [1, 2, 3, 4, 5] });
+  expect(loadConfig({ AUTH_SECRET: SECRET, WORK_HOURS: '8:30-24:00', WORK_DAYS: '6, 1-3,7,2' })).toMatchObject({ workHours: { start: 510, end: 1440 }, workDays: [1, 2, 3, 6, 7] });
 });
 
 test('uploads: local storage by default; S3 settings parse, and half of them stop start-up', () => {

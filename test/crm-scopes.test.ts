@@ -133,7 +133,8 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     [/^\/api\/crm\/newsletters(\/|$)/, 'newsletter subscribers are the marketing list, shared by the whole team'],
     [/^\/api\/crm\/campaigns(\/|$)/, 'campaigns are sent to the shared list: team-wide'],
     [/^\/api\/crm\/(inventory|newsletters)\/import$/, 'imports of stock and of the shared list'],
-    [/^\/api\/crm\/lead-flow\//, 'lead-flow settings (groups, rules) are the team\'s configuration, not anyone\'s record: every crm reader reads them'],
+    [/^\/api\/crm\/lead-flow\//, 'lead-flow settings (groups, rules, action plans) are the team\'s configuration, not anyone\'s record: every crm reader reads them'],
+    [/^\/api\/crm\/my-day$/, 'the caller\'s own day: each of its lists is read with their record scope (test/my-day.test.ts)'],
   ];
   /** Routes of the scoped resources and how each is checked. */
   const CHECKED = new Map<string, string>([
@@ -149,6 +150,8 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     ['GET /api/crm/stats', 'stats'],
     // Scoped by their uploader: test/crm-scope-reach.test.ts.
     ['GET /api/crm/imports', 'imports'], ['GET /api/crm/imports/{id}', 'imports'], ['GET /api/crm/imports/{id}/history', 'imports'],
+    // A run of a plan on a lead, read through its lead's scope: test/lead-flow-plans.test.ts.
+    ['POST /api/crm/leads/{id}/plans/{runId}/stop', 'running plans'],
   ]);
   /**
    * Other routes under a scoped record (`{id}` names a lead, reservation, inquiry, activity or task): outside the
@@ -158,6 +161,8 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
   const BY_ID: Record<string, { body?: unknown; query?: string }> = {
     'POST /api/crm/leads/{id}/activities': { body: { kind: 'note', body: 'from the matrix' } },
     'POST /api/crm/inquiries/{id}/convert': { body: {}, query: '' },
+    // A plan that does not exist: inside, 400 naming it (after the lead was found).
+    'POST /api/crm/leads/{id}/plans': { body: { plan_id: '0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0d' } },
   };
   /** Collections of a lead's activities and follow-ups: their lists and exports hold no outside record. */
   const OTHER_BASES: Record<string, Kind> = { '/api/crm/activities': 'activities', '/api/crm/tasks': 'tasks' };
@@ -509,6 +514,7 @@ describe('a record named in a body or a query is read with the caller\'s scope',
     assign_user_id: 'a user: who a lead-flow rule sends leads to (must have crm write)',
     assign_group_id: 'a lead group: team configuration every crm reader sees',
     action_plan_id: 'an action plan: team configuration every crm reader sees',
+    plan_id: 'an action plan: the team\'s lead-flow settings every crm reader reads',
   };
   type Request = { method: 'GET' | 'POST' | 'PATCH'; url: string; body?: Record<string, unknown> };
   /**

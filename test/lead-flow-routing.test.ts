@@ -375,7 +375,7 @@ describe('first to claim, ponds and claims', () => {
     clock.now = () => new Date(realNow().getTime() + 6 * 60_000);
     const swept = await sweep();
     expect(swept.statusCode, swept.body).toBe(200);
-    expect(swept.json()).toEqual({ swept: { claims_expired: 1 }, message: 'Lead flow swept: 1 lead moved' });
+    expect(swept.json()).toEqual({ swept: { claims_expired: 1, speed_to_lead: 0, follow_ups_due: 0 }, message: 'Lead flow swept: 1 lead moved' });
     expect(await assigneeOf(id)).toBe(agents[2].id);
     const timeline = (await as(ctx, admin).get(`/api/crm/leads/${id}/timeline?type=assigned`)).json().data;
     expect(timeline[0].payload.how).toBe('fallback');

@@ -160,6 +160,7 @@ describe('delivery preferences', () => {
     expect(res.json()).toEqual({
       task_digest: true,
       notifications: { lead_assigned: 'both', inquiry_received: 'both', mention: 'in_app', lead_to_claim: 'in_app', follow_up_due: 'in_app', speed_to_lead: 'in_app' },
+      away: false,
     });
     const patched = await as(ctx, who).patch('/api/auth/preferences', { notifications: { mention: 'both', lead_assigned: 'none' } });
     expect(patched.statusCode, patched.body).toBe(200);

@@ -142,6 +142,24 @@ describe('npm run seed:demo', () => {
     expect(history[0].changes.after).toMatchObject({ status: 'converted' });
   });
 
+  test('lead flow: plans (some running), groups, rules, a manager for Sales; leads waiting to be claimed and leads late for a first contact', async () => {
+    expect(summary).toMatch(/lead flow: 3 action plans \(4 running\), 3 groups, 3 rules; [1-9]\d* leads waiting to be claimed, [1-9]\d* late for a first contact/);
+    const plans = (await admin.get('/api/crm/lead-flow/plans')).json().data as { name: string; running: number; steps: { kind: string }[] }[];
+    expect(plans.map((plan) => plan.name).sort()).toEqual(['New website lead', 'Open house follow-up', 'Re-engage a quiet lead']);
+    expect(plans.find((plan) => plan.name === 'New website lead')!.steps.map((step) => step.kind)).toEqual(['call', 'email', 'call', 'site_visit']);
+    expect(plans.reduce((sum, plan) => sum + plan.running, 0)).toBe(4);
+    const { db } = service!.database;
+    const { departments, leadFlowRules, leadRouting, leads } = await import('../src/db/schema/index.js');
+    const { and, isNotNull, isNull, lt, eq } = await import('drizzle-orm');
+    expect((await db.select().from(leadFlowRules)).map((rule) => rule.channel).sort()).toEqual(['import', 'website', null].sort());
+    const [sales] = await db.select().from(departments).where(eq(departments.name, 'Sales'));
+    expect(sales.manager_id).not.toBeNull();
+    expect((await db.select().from(leads).where(and(isNotNull(leads.pool_id), isNull(leads.assigned_to)))).length).toBeGreaterThan(0);
+    expect((await db.select().from(leadRouting).where(and(isNull(leadRouting.first_contact_at), lt(leadRouting.speed_due_at, new Date())))).length).toBeGreaterThan(0);
+    // The calls and e-mails the seed logged are the first contacts of their leads.
+    expect((await db.select().from(leadRouting).where(isNotNull(leadRouting.first_contact_at))).length).toBeGreaterThan(10);
+  });
+
   test('a second run is refused and changes nothing', async () => {
     const counts = async () => ({
       logs: await total('/api/iam/activity-logs'), users: await total('/api/iam/users'), leads: await total('/api/crm/leads'),

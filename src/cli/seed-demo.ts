@@ -22,7 +22,7 @@ const USAGE = `Usage: npm run seed:demo
 
 Fills an empty database with demo content to click through in the console: projects with generated photos, articles,
 job postings, amenities, staff (sales agents with each crm record scope), leads with their calls, e-mails, site visits
-and follow-ups (some overdue), inventory units, reservations, inquiries, newsletter subscribers and a sent campaign. Every record is made through the service's own API (validated, audited, with image variants and mail),
+and follow-ups (some overdue), lead flow (action plans, groups, rules; leads to claim, late ones, plans running), inventory units, reservations, inquiries, newsletter subscribers and a sent campaign. Every record is made through the service's own API (validated, audited, with image variants and mail),
 signed in as a new administrator, ${DEMO_ADMIN.email}, whose password is printed once at the end.
 
 The database is the service's (DATABASE_URL, or the PGlite files in DATA_DIR: stop the service first then). A database
@@ -78,6 +78,8 @@ function summary(seeded: Seeded, config: Config, password: string, mailed: numbe
       + `${n('reservations cancelled')} cancelled, ${n('reservations pending')} pending), ${n('inquiries')} inquiries, ${n('subscribers')} newsletter subscribers `
       + `(${n('unsubscribed')} since unsubscribed), ${n('campaigns')} campaigns (one sent: ${n('campaign deliveries sent')} delivered, ${n('campaign deliveries failed')} failed), `
       + `${n('activities')} activities on leads, ${n('tasks')} follow-ups (${n('tasks overdue')} overdue)`,
+    `  lead flow: ${n('action plans')} action plans (${n('action plans running')} running), ${n('lead groups')} groups, ${n('lead flow rules')} rules; `
+      + `${n('leads waiting to be claimed')} leads waiting to be claimed, ${n('leads late for a first contact')} late for a first contact`,
     `  iam: ${n('users')} users in ${n('departments')} departments (sales agents with the crm record scopes own and department, the others all)`,
     `Mail: ${mail}`,
     `Console: ${config.baseUrl}/ — sign in as ${DEMO_ADMIN.email} with the password ${password} (shown once)`,
@@ -118,6 +120,7 @@ export async function runSeedDemo(argv: string[], env: NodeJS.ProcessEnv = proce
         adminId: admin.id,
         historyDays: Math.min(HISTORY_DAYS, config.activityLogRetentionDays - 1),
         unsubscribePath: (email) => `/api/public/newsletter/unsubscribe?token=${signUnsubscribeToken(secret, email)}`,
+        database,
       });
       return summary(seeded, config, password, outboxCount(config) - outboxBefore, (Date.now() - started) / 1000);
     } finally {

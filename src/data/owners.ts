@@ -1,41 +1,42 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { leadGroupMembers, leadGroups, moduleAccess, type RecordScope, users } from '../db/schema/index.js';
+import { moduleAccess, type RecordScope, users } from '../db/schema/index.js';
 import { allOf, is } from './filters.js';
 import { ownersScope } from './list.js';
 import type { Resource } from './resource.js';
 
-/** Which crm records a user sees: their crm access's scope and their department. */
-export type RecordScopeOf = { scope: RecordScope; departmentId: string | null };
+/**
+ * Which crm records a user sees: their crm access's scope, their department, and the lead-flow groups (ponds, first
+ * to claim) they are a member of: a lead waiting in such a group (`leads.pool_id`) is its members' to see.
+ */
+export type RecordScopeOf = { scope: RecordScope; departmentId: string | null; pools: string[] };
 
-/** The record scope of user `userId`: one query. Administrators (iam write) see every record, whatever their crm row says. */
+/**
+ * The record scope of user `userId`: one query. Administrators (iam write) see every record, whatever their crm row
+ * says. Kept with the user's principal: a change of their access or of their groups' membership (database triggers,
+ * migrations 0013 and 0020) makes every instance read it again.
+ */
 export async function recordScopeOf(db: Executor, userId: string): Promise<RecordScopeOf> {
   const [row] = await db.select({
     departmentId: users.departmentId,
     scope: sql<RecordScope | null>`(select a.scope from module_access a where a.user_id = ${userId} and a.module = 'crm')`,
     admin: sql<boolean>`exists (select 1 from module_access a where a.user_id = ${userId} and a.module = 'iam' and a.can_write)`,
+    pools: sql<string[] | string>`(select coalesce(array_agg(m.group_id::text order by m.group_id), '{}') from lead_group_members m join lead_groups g on g.id = m.group_id
+      where m.user_id = ${userId} and g.kind in ('pond', 'first_to_claim'))`,
   }).from(users).where(eq(users.id, userId)).limit(1);
-  return { scope: !row || row.admin ? 'all' : row.scope ?? 'all', departmentId: row?.departmentId ?? null };
+  return { scope: !row || row.admin ? 'all' : row.scope ?? 'all', departmentId: row?.departmentId ?? null, pools: textArray(row?.pools) };
 }
 
-/**
- * The owners whose crm records a user with this scope sees: undefined for every record. Users, and the lead-flow
- * groups (ponds, first to claim) the user is a member of: a lead waiting in such a group (`leads.pool_id`) is its
- * members' to see. Read afresh for each request, so a change of membership holds from the next one on.
- */
-export async function ownersWith(db: Executor, userId: string, { scope, departmentId }: RecordScopeOf): Promise<string[] | undefined> {
+/** A text[] as the driver gives it: an array, or PostgreSQL's literal `{a,b}` where no parser is registered. */
+const textArray = (value: string[] | string | undefined): string[] =>
+  Array.isArray(value) ? value : typeof value === 'string' && value.length > 2 ? value.slice(1, -1).split(',') : [];
+
+/** The owners whose crm records a user with this scope sees: undefined for every record; users and pool groups. */
+export async function ownersWith(db: Executor, userId: string, { scope, departmentId, pools }: RecordScopeOf): Promise<string[] | undefined> {
   if (scope === 'all') return undefined;
-  const [people, pools] = await Promise.all([
-    scope === 'own' || !departmentId ? [{ id: userId }] : db.select({ id: users.id }).from(users).where(eq(users.departmentId, departmentId)),
-    db.select({ id: leadGroupMembers.group_id }).from(leadGroupMembers)
-      .innerJoin(leadGroups, eq(leadGroups.id, leadGroupMembers.group_id))
-      .where(and(eq(leadGroupMembers.user_id, userId), inArray(leadGroups.kind, POOL_KINDS))),
-  ]);
-  return [...new Set([userId, ...people.map((member) => member.id), ...pools.map((pool) => pool.id)])].sort();
+  const people = scope === 'own' || !departmentId ? [] : await db.select({ id: users.id }).from(users).where(eq(users.departmentId, departmentId));
+  return [...new Set([userId, ...people.map((member) => member.id), ...pools])].sort();
 }
-
-/** Groups a lead waits in until someone takes it (`leads.pool_id`). */
-const POOL_KINDS = ['pond', 'first_to_claim'] as const;
 
 /**
  * `ownersOf` for work done for a user outside their requests (a mail, a notice): the users whose crm records user

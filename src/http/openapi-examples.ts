@@ -34,6 +34,7 @@ const BY_OWNER: Record<string, Record<string, string>> = {
   User: { name: 'Maria Santos' }, Inquiry: { name: 'Maria Santos' }, NewsletterSubscription: { name: 'Maria Santos' }, PostPublicNewsletter: { name: 'Maria Santos' }, Department: { name: 'Sales' }, Amenity: { name: 'Swimming pool' }, ApiToken: { name: 'Website integration' },
   Campaign: { name: 'November newsletter', subject: 'New units at Azure Residences' }, Task: { title: 'Call back about the payment terms', notes: 'She asked for a 20% down payment computation.' },
   LeadGroup: { name: 'Tower B sales' }, LeadFlowRule: { name: 'Website leads for Azure Residences' },
+  ActionPlan: { name: 'New website lead', title: 'Call now' }, LeadActionPlan: { name: 'New website lead', stop_reason: 'status changed' },
   LeadActivity: { body: 'Called; interested in a two-bedroom unit in Tower B.', place: 'Model unit, Tower B' }, Webhook: { url: 'https://crm.example.com/hooks/property', description: 'New leads to the CRM' },
 };
 /** Objects that stand for a person: their `name` is a person's. */

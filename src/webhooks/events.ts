@@ -29,6 +29,8 @@ export const RESOURCE_EVENTS = {
   tasks: 'task',
   lead_groups: 'lead_group',
   lead_flow_rules: 'lead_flow_rule',
+  action_plans: 'action_plan',
+  lead_action_plans: 'lead_action_plan',
 } as const satisfies Record<string, string>;
 
 /** Resources audited without events: the activity log itself, and the webhook tables (no event about events). */

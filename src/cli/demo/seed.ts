@@ -1,7 +1,9 @@
 import { generatePassword } from '../../auth/accounts.js';
 import { clock } from '../../clock.js';
 import { slugify } from '../../modules/cms/slug.js';
+import type { Database } from '../../db/client.js';
 import type { Api } from './api.js';
+import { seedLeadFlow } from './lead-flow.js';
 import {
   AMENITIES, ARTICLES, CALL_NOTES, CAMPAIGN, CAREERS, DEPARTMENTS, DRAFT_CAMPAIGN, EMAIL_NOTES, FIRST_NAMES, FOLLOW_UPS, GENERAL_INTERESTS, INQUIRY_RESPONSES,
   INQUIRY_TOPICS, LAST_NAMES, LEAD_NOTES, LOST_NOTES, MAIL_DOMAINS, MEETING_PLACES, PROJECTS, SOURCE_NOTES, STAFF, STATUS_NOTES, type DemoProject,
@@ -23,6 +25,8 @@ export type SeedContext = {
   historyDays: number;
   /** The unsubscribe link of a campaign e-mail to `email`: path and query. */
   unsubscribePath: (email: string) => string;
+  /** The database itself, for what has no API in this build yet (lead-flow groups and rules). */
+  database: Database;
 };
 
 /** What was made, for the summary. */
@@ -371,6 +375,7 @@ export async function seedDemo(ctx: SeedContext): Promise<Seeded> {
   const units = await inventory(ctx, made, seeded);
   const { converted: buyers, all } = await leads(ctx, made, sales, seeded);
   await stories(ctx, all, seeded);
+  await seedLeadFlow(ctx, all, seeded);
   await reservations(ctx, units, buyers, seeded);
   await inquiries(ctx, seeded);
   const emails = await subscribers(ctx, seeded);

@@ -23,8 +23,8 @@ const KIND_TEXT: Record<NotificationKind, string> = {
   inquiry_received: 'a website inquiry you may answer',
   mention: 'an @mention of you in a note on a lead you may read',
   lead_to_claim: 'a new lead to claim (lead flow; not sent yet)',
-  follow_up_due: 'a follow-up falling due (lead flow; not sent yet)',
-  speed_to_lead: 'a lead waiting for a first contact (lead flow; not sent yet)',
+  follow_up_due: 'a follow-up of yours falling due',
+  speed_to_lead: 'a lead waiting too long for a first contact (yours, or as its assignee\'s manager)',
 };
 
 const Delivery = (kind: NotificationKind) => StringEnum(NOTIFICATION_DELIVERIES, { description: `${KIND_TEXT[kind]}; default ${DEFAULT_DELIVERY[kind]}`, examples: [DEFAULT_DELIVERY[kind]] });

@@ -4,7 +4,8 @@ import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { anyOf, equals } from '../../data/filters.js';
 import { findOne } from '../../data/list.js';
-import { createAudited } from '../../data/mutations.js';
+import { audited, createAudited } from '../../data/mutations.js';
+import { clock } from '../../clock.js';
 import { defineResource } from '../../data/resource.js';
 import { ACTIVITY_KINDS, CALL_OUTCOMES, crmActivities, users } from '../../db/schema/index.js';
 import { forbidden, validationError } from '../../errors.js';
@@ -14,6 +15,7 @@ import { resourceRoutes } from '../../http/resource-routes.js';
 import { Created, errorResponses, IdParams, Nullable, Paginated, PartialStrict, RequiredText, Strict, StringEnum, Text, Timestamp, TimestampInput, Uuid } from '../../http/schemas.js';
 import { actorOf } from '../../http/actor.js';
 import { leadResource } from './lead-resource.js';
+import { CONTACT_KINDS, recordFirstContact } from './lead-flow/first-contact.js';
 import { noticeMentions } from './notices.js';
 import { UserRef, userRefFields } from './shared.js';
 
@@ -144,7 +146,15 @@ export default async function activityRoutes(app: App) {
     assertKind(body, body);
     await leadOf(request, request.params.id);
     const actor = await actorOf(app, request);
-    const row = await createAudited(db, actor, activityResource, { ...withTime(body), lead_id: request.params.id, author_id: actor.userId });
+    const values = { ...withTime(body), lead_id: request.params.id, author_id: actor.userId };
+    // A call, e-mail, meeting or site visit may be the lead's first contact: recorded in the same transaction.
+    const row = CONTACT_KINDS.includes(body.kind)
+      ? await audited(db, actor, async (work) => {
+        const created = await work.create(activityResource, values);
+        await recordFirstContact(work, created.lead_id, created, clock.now());
+        return created;
+      })
+      : await createAudited(db, actor, activityResource, values);
     if (row.kind === 'note') noticeMentions(app, { body: row.body, leadId: request.params.id, authorId: actor.userId });
     return reply.code(201).send({ id: row.id, message: 'Lead activity created' });
   });

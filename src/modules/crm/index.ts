@@ -14,6 +14,10 @@ import reservationRoutes from './reservations.js';
 import crmStatsRoutes from './stats.js';
 import taskRoutes from './tasks.js';
 import timelineRoutes from './timeline.js';
+import leadFlowOfLeadRoutes from './lead-flow/flow.js';
+import myDayRoutes from './lead-flow/my-day.js';
+import planRoutes from './lead-flow/plans.js';
+import runningPlanRoutes from './lead-flow/running-plans.js';
 
 /** The crm module: every route inside is guarded by the crm permissions. */
 export default moduleRoutes('crm', async (app: App) => {
@@ -29,7 +33,11 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(leadLinkRoutes);
   await app.register(taskRoutes);
   await app.register(timelineRoutes);
+  await app.register(planRoutes);
+  await app.register(runningPlanRoutes);
+  await app.register(myDayRoutes);
   await app.register(leadFlowRoutes);
+  await app.register(leadFlowOfLeadRoutes);
   // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('crm'));
 });

@@ -10,6 +10,8 @@ import { noticeAssignment } from './notices.js';
 import { requireAssignee, UserRef, withLowerEmail } from './shared.js';
 import { leadResource } from './lead-resource.js';
 import { hasRules, recordAssignment, routeLead } from './lead-flow/routing.js';
+import { stopRunsOfLead } from './lead-flow/running-plans.js';
+import { leadChanged } from './lead-flow/lead-changes.js';
 
 export const Lead = Strict({
   id: Uuid(),
@@ -78,15 +80,19 @@ export default async function leadRoutes(app: App) {
         // Assigned by hand: out of any pool it waited in.
         return patch.assigned_to && patch.assigned_to !== current.assigned_to ? { ...patch, pool_id: null } : patch;
       },
-      after: async (row, before, work) => {
-        if (row.assigned_to && row.assigned_to !== before.assigned_to) await recordAssignment(work, { lead: row, previous: before.assigned_to, how: 'manual', rule: null });
-      },
+      // In its transaction: a status its plans do not run in stops them; a new assignee is recorded as assigned by hand.
+      after: (row, before, work) => leadChanged(work, row, before),
       committed: (row, _body, { app, actor }, before) => {
         if (row.assigned_to !== before.assigned_to) noticeAssignment(app, row, row.assigned_to, actor.userId);
       },
     },
     // Its activities go with it; its follow-ups, reservations and inquiries forget it (audited). Loaded when first
     // needed: those modules name leads themselves, so a static import would make a cycle.
-    remove: { before: (current, work) => detachLead(work, current.id) },
+    remove: {
+      before: async (current, work) => {
+        await stopRunsOfLead(work, current.id, 'lead deleted');
+        await detachLead(work, current.id);
+      },
+    },
   });
 }

@@ -4,6 +4,8 @@ import { audited } from '../../../data/mutations.js';
 import { leadGroups, leadRouting, leads } from '../../../db/schema/index.js';
 import type { NoticeServices } from '../notices.js';
 import { assignLead, isEligible, placeInGroup, routingRuleOf } from './routing.js';
+import { notifyFollowUpsDue } from './follow-ups-due.js';
+import { enforceSpeedLimits } from './speed.js';
 
 /**
  * The lead-flow sweep: what time alone makes due, run every minute by the `lead-flow-sweep` job and on demand by
@@ -47,9 +49,11 @@ export async function expireClaims(services: NoticeServices, now: Date): Promise
   return moved;
 }
 
-/** Every sweep, in the order they run (speed to lead adds its own here). */
+/** Every sweep, in the order they run. */
 export const LEAD_FLOW_SWEEPS: LeadFlowSweep[] = [
   { name: 'claims_expired', run: expireClaims },
+  { name: 'speed_to_lead', run: enforceSpeedLimits },
+  { name: 'follow_ups_due', run: notifyFollowUpsDue },
 ];
 
 /** Runs every sweep once: how many leads each moved, by name. */
@@ -58,4 +62,3 @@ export async function sweepLeadFlow(services: NoticeServices, now: Date): Promis
   for (const sweep of LEAD_FLOW_SWEEPS) done[sweep.name] = await sweep.run(services, now);
   return done;
 }
-
