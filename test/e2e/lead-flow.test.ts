@@ -197,6 +197,17 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     expect(app.serverErrors, app.log()).toEqual([]);
   });
 
+  test('the lead page offers Claim to a member of the group the lead waits in', async () => {
+    const fay = await apiCall('POST', '/api/crm/leads', { first_name: 'Fay', last_name: 'Pooled', phone: '+63 917 555 0707', source: 'website' });
+    await page.goto(`${base}/leads/${fay.id}/show`);
+    const flow = page.getByRole('region', { name: 'Lead flow' });
+    await flow.getByText(/This lead waits in Tower B sales, a group you belong to/).waitFor();
+    await expectAccessible(page, 'lead page with Claim');
+    await flow.getByRole('button', { name: 'Claim' }).click();
+    await poll(async () => (await apiCall('GET', `/api/crm/leads/${fay.id}`)).assigned_to?.id).toBe(adminId);
+    await flow.getByText(/a group you belong to/).waitFor({ state: 'detached' });
+  });
+
   test('someone with crm read only sees the settings, and nothing to change them with; My day is their home page', async () => {
     const ray = { email: 'ray@example.com', password: 'Ray-Reader-1!', name: 'Ray Reader' };
     const user = await apiCall('POST', '/api/iam/users', ray);
