@@ -1,7 +1,7 @@
 import NotificationsIcon from '@mui/icons-material/Notifications';
 import { Badge, Box, Button, Chip, IconButton, List, ListItemButton, Popover, Stack, Typography } from '@mui/material';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { type MouseEvent, useId, useState } from 'react';
+import { type MouseEvent, useId, useRef, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { api } from '../api/http';
 import { useFallbackPoll } from '../live/useLive';
@@ -54,6 +54,7 @@ export function NotificationBell() {
   const queryClient = useQueryClient();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   const titleId = useId();
+  const titleRef = useRef<HTMLHeadingElement>(null);
   const poll = useFallbackPoll();
 
   // The count in the background: a failure (offline, a session that just ended) waits for the next read quietly; the
@@ -90,6 +91,9 @@ export function NotificationBell() {
   };
 
   const readAll = async () => {
+    // The button is disabled once nothing is unread: focus goes to the panel's title first, not to the page behind it
+    // (where Escape would no longer close the panel).
+    titleRef.current?.focus();
     await run(() => api('/api/notifications/read-all', { method: 'POST' }));
     await reread();
   };
@@ -110,7 +114,7 @@ export function NotificationBell() {
         slotProps={{ paper: { role: 'dialog', 'aria-labelledby': titleId, sx: { width: 360, maxWidth: 'calc(100vw - 16px)' } } as object }}
       >
         <Stack direction="row" sx={{ alignItems: 'center', justifyContent: 'space-between', px: 2, pt: 1.5, pb: 1 }}>
-          <Typography id={titleId} variant="subtitle1" component="h2" sx={{ fontWeight: 600 }}>Notifications</Typography>
+          <Typography id={titleId} ref={titleRef} tabIndex={-1} variant="subtitle1" component="h2" sx={{ fontWeight: 600 }}>Notifications</Typography>
           <Button size="small" onClick={readAll} disabled={!unread}>Mark all read</Button>
         </Stack>
         {items === null ? (
