@@ -33,6 +33,7 @@ import { useWorkSchedule } from './modules/crm/lead-flow/schedule.js';
 import { accountTokenRoutes } from './modules/iam/api-tokens.js';
 import { preferenceRoutes } from './modules/iam/preferences.js';
 import notificationRoutes from './modules/account/notifications.js';
+import liveRoutes from './modules/account/live.js';
 import publicRoutes from './modules/public/index.js';
 import cronRoutes from './modules/system/cron.js';
 import healthRoutes from './modules/system/health.js';
@@ -179,6 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(accountTokenRoutes);
   await app.register(preferenceRoutes);
   await app.register(notificationRoutes);
+  await app.register(liveRoutes);
   await app.register(cmsModule);
   await app.register(uploadRoutes);
   await app.register(crmModule);

@@ -78,6 +78,8 @@ export type Config = {
   workHours: { start: number; end: number };
   /** Working days, ISO weekdays (Monday 1 … Sunday 7), ascending. */
   workDays: number[];
+  /** Live streams (`GET /api/live`) one user may hold open on one instance; one more closes their oldest. */
+  liveStreamsPerUser: number;
 };
 
 export type S3Config = {
@@ -352,5 +354,6 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     backupKeep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
     workHours: workHours(env),
     workDays: workDays(env),
+    liveStreamsPerUser: integer(env, 'LIVE_STREAMS_PER_USER', 5, 1, 100),
   };
 }

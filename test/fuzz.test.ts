@@ -58,7 +58,8 @@ beforeAll(async () => {
   };
   const document = await resolvedOpenapi(ctx);
   // Deletes last, so the other operations find the records.
-  operations = operationsOf(document).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
+  // The live stream never ends (inject would wait for it forever); test/live.test.ts sends it bad input through a real server.
+  operations = operationsOf(document).filter((op) => op.path !== '/api/live').sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
 }, 180_000);
 afterAll(async () => {
   await ctx?.close();

@@ -112,3 +112,48 @@ describe.skipIf(!serverUrl)('an own-scope lead list with pools, on PostgreSQL', 
     expect(plan).toMatch(/leads_pool_idx/);
   });
 });
+
+describe('a crash in the middle of routing', () => {
+  let ctx: TestContext;
+  let admin: User;
+  let agents: User[];
+  beforeAll(async () => {
+    ctx = await createTestApp();
+    admin = await createUser(ctx, { cms: 'rwd', crm: 'rwd', iam: 'rwd' });
+    agents = [await createUser(ctx, { crm: 'rw' }), await createUser(ctx, { crm: 'rw' })];
+    await roundRobin(ctx, admin, agents, 'website');
+  });
+  afterAll(async () => ctx?.close());
+
+  test('loses no lead and assigns none twice: the inquiry, its lead, the assignment and the turn are kept together or not at all', async () => {
+    const db = ctx.database;
+    // The database fails the routing row of one person, after the inquiry, the lead and the turn were written.
+    await db.execute(`create function pms_test_crash() returns trigger language plpgsql as $$
+      begin
+        if exists (select 1 from leads l where l.id = new.lead_id and l.last_name = 'Crash') then raise exception 'simulated crash while routing'; end if;
+        return new;
+      end $$`);
+    await db.execute('create trigger pms_test_crash before insert on lead_routing for each row execute function pms_test_crash()');
+    const count = async (sql: string) => Number((await db.execute(sql)).rows[0].n);
+    const turnBefore = await count(`select next_position as n from lead_groups where name = 'Turns website'`);
+    const form = { name: 'Carla Crash', email: 'carla.crash@example.com', subject: 'Price list', message: 'Please send it' };
+    const failed = await as(ctx, admin).post('/api/public/inquiries', form);
+    expect(failed.statusCode).toBeGreaterThanOrEqual(500);
+    expect(await count(`select count(*)::int as n from inquiries where email = 'carla.crash@example.com'`)).toBe(0);
+    expect(await count(`select count(*)::int as n from leads where email = 'carla.crash@example.com'`)).toBe(0);
+    expect(await count(`select count(*)::int as n from activity_logs where resource = 'leads' and changes::text like '%carla.crash@example.com%'`)).toBe(0);
+    expect(await count(`select next_position as n from lead_groups where name = 'Turns website'`)).toBe(turnBefore);
+
+    // The person sends it again once the fault is gone: one lead, assigned once, to the member whose turn it was.
+    await db.execute('drop trigger pms_test_crash on lead_routing');
+    const sent = await as(ctx, admin).post('/api/public/inquiries', form);
+    expect(sent.statusCode, sent.body).toBe(201);
+    const leads = (await as(ctx, admin).get('/api/crm/leads?q=carla.crash@example.com')).json();
+    expect(leads.pagination.total).toBe(1);
+    expect(leads.data[0].assigned_to?.id).toBe(agents[turnBefore % agents.length].id);
+    const assignments = await count(`select count(*)::int as n from activity_logs where resource = 'leads' and resource_id = '${leads.data[0].id}' and action = 'update' and changes->'after' ? 'assigned_to'`);
+    const created = await count(`select count(*)::int as n from activity_logs where resource = 'leads' and resource_id = '${leads.data[0].id}' and action = 'create'`);
+    expect(assignments + created).toBeGreaterThanOrEqual(1);
+    expect(await count(`select count(*)::int as n from lead_routing where lead_id = '${leads.data[0].id}'`)).toBe(1);
+  });
+});

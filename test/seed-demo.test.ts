@@ -59,10 +59,16 @@ const total = async (url: string) => {
 /** Create entries in the activity log for one resource. */
 const created = (resource: string, extra = '') => total(`/api/iam/activity-logs?resource=${resource}&action=create${extra}`);
 
+/** The leads the seed made: its own 120 and those the website's inquiries made (lead flow routes them). */
+const demoLeads = () => Number(/(\d+) leads \(/.exec(summary)![1]);
+
 describe('npm run seed:demo', () => {
   test('prints the counts, where mail went, the console and the administrator\'s password; --help prints the usage', async () => {
     expect(summary).toContain('6 projects with 22 gallery photos, 8 articles, 5 job postings, 10 amenities');
-    expect(summary).toContain('120 leads, 40 inventory units, 12 reservations');
+    expect(summary).toMatch(/(\d+) leads \((\d+) from website inquiries\), 40 inventory units, 12 reservations/);
+    const [, leadCount, fromInquiries] = /(\d+) leads \((\d+) from website inquiries\)/.exec(summary)!;
+    expect(Number(leadCount)).toBe(120 + Number(fromInquiries));
+    expect(Number(fromInquiries)).toBeGreaterThan(0);
     expect(summary).toContain(`written to ${join(dataDir, 'outbox')}`);
     expect(summary).toMatch(/Console: https:\/\/demo\.example\.com\/ — sign in as demo\.admin@example\.com with the password \S+ \(shown once\)/);
     expect(await runSeedDemo(['--help'], env)).toMatch(/^Usage: npm run seed:demo/);
@@ -72,7 +78,7 @@ describe('npm run seed:demo', () => {
     const expected: Record<string, number> = {
       '/api/cms/projects': 6, '/api/cms/projects?published=false': 1, '/api/cms/articles': 8, '/api/cms/articles?published=false': 2,
       '/api/cms/careers': 5, '/api/cms/careers?published=false': 1, '/api/uploads': 30,
-      '/api/crm/leads': 120, '/api/crm/inventory': 40, '/api/crm/inventory?status=sold': 3, '/api/crm/inventory?status=reserved': 7,
+      '/api/crm/leads': demoLeads(), '/api/crm/inventory': 40, '/api/crm/inventory?status=sold': 3, '/api/crm/inventory?status=reserved': 7,
       '/api/crm/reservations': 12, '/api/crm/reservations?status=confirmed': 7, '/api/crm/reservations?status=cancelled': 2,
       '/api/crm/reservations?payment_status=paid': 3, '/api/crm/inquiries': 25, '/api/crm/newsletters': 40,
       '/api/crm/newsletters?status=unsubscribed': 3, '/api/iam/users': 5,
@@ -126,7 +132,7 @@ describe('npm run seed:demo', () => {
     for (const { id } of (await admin.get('/api/iam/users?limit=100')).json().data) grants += (await admin.get(`/api/iam/module-access/${id}`)).json().data.length;
     expect(grants).toBe(9); // the administrator's three modules and the staff's six grants
     const counts: Record<string, number> = {
-      projects: 6, galleries, articles: 8, careers: 5, amenities: 10, uploads: 30, leads: 120, inventory: 40, reservations: 12,
+      projects: 6, galleries, articles: 8, careers: 5, amenities: 10, uploads: 30, leads: demoLeads(), inventory: 40, reservations: 12,
       inquiries: 25, newsletters: 40, campaigns: 2, departments: 5, users: 5, module_access: grants,
     };
     for (const [resource, count] of Object.entries(counts)) expect(await created(resource), resource).toBe(count);

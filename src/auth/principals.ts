@@ -44,6 +44,8 @@ export class PrincipalCache<P> {
   /** The round trip on the LISTEN connection in flight, and the one queued after it (see `heard`). */
   private syncing?: Promise<boolean>;
   private queued?: Promise<boolean>;
+  /** Told of every invalidation (a user's, a session's, or everything's: null): live streams check their caller again. */
+  readonly watchers = new Set<(change: { user: string } | { session: string } | null) => void>();
 
   async start(database: Database) {
     this.listener = await database.listen(PRINCIPALS_CHANNEL, (payload) => {
@@ -126,12 +128,14 @@ export class PrincipalCache<P> {
   forgetUser(userId: string) {
     this.remember({ user: userId });
     for (const credential of [...(this.byUser.get(userId) ?? [])]) this.forget(credential);
+    for (const watch of this.watchers) watch({ user: userId });
   }
 
   /** The principals resolved from one session (or `token:<id>`, one API token). */
   forgetSession(sessionId: string) {
     this.remember({ session: sessionId });
     for (const credential of [...(this.bySession.get(sessionId) ?? [])]) this.forget(credential);
+    for (const watch of this.watchers) watch({ session: sessionId });
   }
 
   clear() {
@@ -140,6 +144,7 @@ export class PrincipalCache<P> {
     this.entries.clear();
     this.byUser.clear();
     this.bySession.clear();
+    for (const watch of this.watchers) watch(null);
   }
 
   private remember(change: { user?: string; session?: string }) {

@@ -74,7 +74,7 @@ function summary(seeded: Seeded, config: Config, password: string, mailed: numbe
   return [
     `Demo data created in ${seconds.toFixed(1)} s:`,
     `  cms: ${n('projects')} projects with ${n('galleries')} gallery photos, ${n('articles')} articles, ${n('careers')} job postings, ${n('amenities')} amenities`,
-    `  crm: ${n('leads')} leads, ${n('inventory')} inventory units, ${n('reservations')} reservations (${n('reservations sold')} sold, ${n('reservations confirmed')} confirmed, `
+    `  crm: ${n('leads')} leads (${n('leads from inquiries')} from website inquiries), ${n('inventory')} inventory units, ${n('reservations')} reservations (${n('reservations sold')} sold, ${n('reservations confirmed')} confirmed, `
       + `${n('reservations cancelled')} cancelled, ${n('reservations pending')} pending), ${n('inquiries')} inquiries, ${n('subscribers')} newsletter subscribers `
       + `(${n('unsubscribed')} since unsubscribed), ${n('campaigns')} campaigns (one sent: ${n('campaign deliveries sent')} delivered, ${n('campaign deliveries failed')} failed), `
       + `${n('activities')} activities on leads, ${n('tasks')} follow-ups (${n('tasks overdue')} overdue)`,

@@ -72,10 +72,12 @@ export async function seedLeadFlow(ctx: { api: Api; database: Database; random: 
   seeded['lead groups'] = 3;
   seeded['action plans'] = plans.length;
 
-  // The newest leads nobody has contacted (no routing row yet: a contact would have written one).
+  // The newest leads nobody has contacted (an assignee's lead has its routing row already, without a first contact).
   const ids = all.map((lead) => lead.id);
   const untouched = new Set((await db.select({ id: leads.id }).from(leads).leftJoin(leadRouting, eq(leadRouting.lead_id, leads.id))
-    .where(and(inArray(leads.id, ids), isNull(leadRouting.lead_id), eq(leads.status, 'new')))).map((row) => row.id));
+    .where(and(inArray(leads.id, ids), isNull(leadRouting.first_contact_at), eq(leads.status, 'new')))).map((row) => row.id));
+  const routed = (values: typeof leadRouting.$inferInsert) => db.insert(leadRouting).values(values)
+    .onConflictDoUpdate({ target: leadRouting.lead_id, set: { rule_id: values.rule_id, channel: values.channel, claim_deadline: values.claim_deadline ?? null, assigned_at: values.assigned_at ?? null, speed_due_at: values.speed_due_at ?? null } });
   const fresh = all.filter((lead) => untouched.has(lead.id)).reverse();
   const now = Date.now();
   let pooled = 0;
@@ -86,7 +88,7 @@ export async function seedLeadFlow(ctx: { api: Api; database: Database; random: 
       // Unassigned: waiting in the first-to-claim group (the newest, still within its minutes) or in the pond.
       const claiming = pooled % 2 === 0;
       await db.update(leads).set({ pool_id: claiming ? firstToClaim.id : pond.id }).where(eq(leads.id, lead.id));
-      await db.insert(leadRouting).values({
+      await routed({
         lead_id: lead.id, rule_id: claiming ? website.id : imported.id, channel: claiming ? 'website' : 'import',
         claim_deadline: claiming ? new Date(now + (10 - (pooled % 5) * 2) * 60_000) : null,
       });
@@ -96,7 +98,7 @@ export async function seedLeadFlow(ctx: { api: Api; database: Database; random: 
     // Assigned and not contacted yet: routed by the website rule (15 working minutes) or the default one (60).
     const rule = i % 2 ? website : fallback;
     const due = addWorkingMinutes(lead.when, rule.speed_limit_minutes!, workSchedule.current);
-    await db.insert(leadRouting).values({ lead_id: lead.id, rule_id: rule.id, channel: rule === website ? 'website' : 'api', assigned_at: lead.when, speed_due_at: due });
+    await routed({ lead_id: lead.id, rule_id: rule.id, channel: rule === website ? 'website' : 'api', assigned_at: lead.when, speed_due_at: due });
     if (due.getTime() < now) late++;
     if (running < 4) {
       await ctx.api.post(`/api/crm/leads/${lead.id}/plans`, { plan_id: plans[running % 2] });

@@ -308,6 +308,7 @@ async function reservations(ctx: SeedContext, units: Unit[], buyers: Buyer[], se
 /** Inquiries sent by visitors through the website's form; the older ones read, answered (e-mailed) or closed by staff. */
 async function inquiries(ctx: SeedContext, seeded: Seeded) {
   const { random } = ctx;
+  const before = await leadTotal(ctx);
   const taken = new Set<string>();
   const sent = moments(random, DEMO_SIZE.inquiries, Math.min(30, ctx.historyDays));
   for (const [i, when] of sent.entries()) {
@@ -323,7 +324,13 @@ async function inquiries(ctx: SeedContext, seeded: Seeded) {
     if (share < 0.16) await at(later(handled, 3), () => ctx.api.patch(`/api/crm/inquiries/${id}`, { status: 'closed' }));
   }
   seeded.inquiries = sent.length;
+  // Lead flow is on: each inquiry made a lead (routed as the website rule says) or joined the lead of the same person.
+  const created = (await leadTotal(ctx)) - before;
+  seeded['leads from inquiries'] = created;
+  seeded.leads = (seeded.leads ?? 0) + created;
 }
+
+const leadTotal = async (ctx: SeedContext) => (await ctx.api.get<{ pagination: { total: number } }>('/api/crm/leads?limit=1')).pagination.total;
 
 /** Visitors subscribing on the website; answers their addresses. */
 async function subscribers(ctx: SeedContext, seeded: Seeded): Promise<string[]> {

@@ -11,6 +11,7 @@ import { notFound } from '../../errors.js';
 import { named } from '../../http/openapi.js';
 import { errorResponses, IdParams, Nullable, Pagination, PartialStrict, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { DEFAULT_DELIVERY } from '../crm/notices.js';
+import { notificationItem } from './notification-item.js';
 
 /**
  * The signed-in user's notifications: their inbox, newest first, its unread count, marking read. Any signed-in user
@@ -57,7 +58,7 @@ const sqlExcluded = (column: string) => sql.raw(`excluded.${column}`) as SQL<Not
 
 const EXAMPLE_ID = '0193f1b2-7c1e-7a3b-9c4d-5e6f7a8b9c0d';
 
-const Notification = named('Notification', Strict({
+export const Notification = named('Notification', Strict({
   id: Uuid(),
   kind: StringEnum(NOTIFICATION_KINDS),
   title: Type.String({ description: 'One line', examples: ['Lead assigned to you: Maria Santos'] }),
@@ -110,10 +111,7 @@ export default async function notificationRoutes(app: App) {
       unreadOf(userId),
     ]);
     return {
-      data: rows.map((row) => ({
-        id: row.id, kind: row.kind, title: row.title, body: row.body, created_at: row.created_at, read_at: row.read_at,
-        record: row.resource && row.record_id ? { resource: row.resource, id: row.record_id } : null,
-      })),
+      data: rows.map(notificationItem),
       pagination: { page, limit, total, totalPages: Math.ceil(total / limit) },
       unread: unreadCount,
     };
