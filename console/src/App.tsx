@@ -11,7 +11,10 @@ import { RESOURCES } from './resources/declarations';
 import { ownScreensOf } from './screens/registry';
 import { theme } from './theme';
 
+const Home = screen(lazy(() => import('./lead-flow/home')));
 const Dashboard = screen(lazy(() => import('./dashboard/Dashboard')));
+const MyDay = screen(lazy(() => import('./lead-flow/MyDay')));
+const LeadFlowSettings = screen(lazy(() => import('./lead-flow/LeadFlowSettings')));
 const Account = screen(lazy(() => import('./account/AccountPage')));
 const ForgotPassword = screen(lazy(() => import('./auth/ForgotPasswordPage')));
 const ResetPassword = screen(lazy(() => import('./auth/ResetPasswordPage')));
@@ -46,7 +49,7 @@ export function App() {
         dataProvider={dataProvider}
         authProvider={authProvider}
         loginPage={LoginPage}
-        dashboard={Dashboard}
+        dashboard={Home}
         layout={Layout}
         theme={theme}
         disableTelemetry
@@ -57,6 +60,9 @@ export function App() {
         </CustomRoutes>
         <CustomRoutes>
           <Route path="/account" element={<Account />} />
+          <Route path="/dashboard" element={<Dashboard />} />
+          <Route path="/my-day" element={<MyDay />} />
+          <Route path="/lead-flow" element={<LeadFlowSettings />} />
           <Route path="/crm/pipeline" element={<Pipeline />} />
           <Route path="/crm/availability/:projectId?" element={<Availability />} />
           <Route path="/trash/:module" element={<Trash />} />

@@ -331,7 +331,8 @@ describe.skipIf(SKIP_BROWSER)('staff console in Chromium', { timeout: 180_000 },
 
     await signOut();
     await signIn('sam@example.com', 'Agent-Pass-3#');
-    await heading('Dashboard').waitFor();
+    // Someone who works leads and does not run the system starts on My day.
+    await heading('My day').waitFor();
     // The session the console reads is sam's, with sam's permissions, before anything on screen is judged by them.
     const me = await apiGet('/api/auth/session');
     expect(me.user.email).toBe('sam@example.com');

@@ -183,6 +183,8 @@ export function trackRequests(page: Page) {
   let documentAsked = 0;
   const finished = (request: Request) => pending.delete(request);
   page.on('request', (request) => {
+    // The live stream (GET /api/live) stays open for as long as the page does: it is never "in flight" to wait for.
+    if (request.resourceType() === 'eventsource') return;
     pending.set(request, { at: Date.now(), order: ++asked });
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) documentAsked = asked;
   });

@@ -99,7 +99,11 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
   });
 
   test('pipeline: a move the API refuses shows its message on the card, which stays where it was', async () => {
-    // Someone else deletes the lead while it is on the board: the PATCH answers 404.
+    // Someone else deletes the lead while it is on the board: the PATCH answers 404. The live stream would take the card
+    // off the board at once; without it (a stream that cannot connect), the card is still there to be moved.
+    await page.route(/\/api\/live/, (route) => route.abort());
+    await page.reload();
+    await column('new').getByRole('article', { name: 'Alan Turing' }).waitFor();
     await apiCall('DELETE', `/api/crm/leads/${leads.Alan}`);
     await column('new').getByRole('article', { name: 'Alan Turing' }).dragTo(column('lost'));
     const card = column('new').getByRole('article', { name: 'Alan Turing' });
@@ -107,6 +111,7 @@ describe.skipIf(SKIP_BROWSER)('sales workspace in Chromium', { timeout: 180_000 
     expect(await column('lost').getByRole('article', { name: 'Alan Turing' }).count()).toBe(0);
     await poll(() => page.getByRole('status').filter({ hasText: 'not moved' }).textContent()).toBe('Alan Turing was not moved: Lead not found');
     await expectAccessible(page, 'pipeline with a refused move');
+    await page.unrouteAll();
   });
 
   test('pipeline filters: only my leads, a source, a created range; each column\'s count is the filtered list\'s total', async () => {

@@ -42,6 +42,9 @@ function requestValue(field: FieldSpec, value: unknown): unknown {
 export const writable = (spec: ResourceSpec, mode: 'create' | 'edit') =>
   spec.fields.filter((field) => !field.readOnly && (!field.only || field.only === mode));
 
+/** Where a form holds a reference's id: in the referenced object, or the field itself when the API answers an id alone. */
+export const refPath = (field: FieldSpec) => (field.ref?.idOnly ? field.source : `${field.source}.id`);
+
 /** The request body for a record as the form holds it: reference objects become ids, groups become objects. */
 export function toRequest(spec: ResourceSpec, data: AnyRecord, mode: 'create' | 'edit'): AnyRecord {
   const body: AnyRecord = {};
@@ -52,7 +55,7 @@ export function toRequest(spec: ResourceSpec, data: AnyRecord, mode: 'create' | 
       continue;
     }
     if (field.type === 'ref') {
-      const value = requestValue(field, get(data, `${field.source}.id`));
+      const value = requestValue(field, get(data, refPath(field)));
       body[field.ref!.param] = value;
       continue;
     }
@@ -92,7 +95,7 @@ export function formErrors(spec: ResourceSpec, error: unknown): unknown {
     const ref = spec.fields.find((field) => field.ref?.param === key);
     const exact = spec.fields.find((field) => field.source === key && field.type !== 'ref');
     const inGroup = spec.fields.filter((field) => field.source.startsWith(`${key}.`)).pop();
-    const path = ref ? `${ref.source}.id` : exact ? exact.source : inGroup ? inGroup.source : /^[a-z_]+\.\d+/.test(key) && spec.fields.some((f) => f.source === key.split('.')[0]) ? key.split('.')[0] : undefined;
+    const path = ref ? refPath(ref) : exact ? exact.source : inGroup ? inGroup.source : /^[a-z_]+\.\d+/.test(key) && spec.fields.some((f) => f.source === key.split('.')[0]) ? key.split('.')[0] : undefined;
     if (path) errors[path] = message;
     else elsewhere.push(`${key}: ${message}`);
   }

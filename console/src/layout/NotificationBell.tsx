@@ -1,8 +1,10 @@
 import NotificationsIcon from '@mui/icons-material/Notifications';
 import { Badge, Box, Button, Chip, IconButton, List, ListItemButton, Popover, Stack, Typography } from '@mui/material';
-import { type MouseEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { type MouseEvent, useId, useRef, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { api } from '../api/http';
+import { useFallbackPoll } from '../live/useLive';
 import { useApiAction } from '../shared/useApiAction';
 
 export type Notification = {
@@ -15,8 +17,6 @@ export type Notification = {
   read_at: string | null;
 };
 
-/** How often the unread count is read again while the console is open. */
-const REFRESH_MS = 60_000;
 /** How many of the latest notifications the menu shows. */
 const SHOWN = 10;
 
@@ -44,60 +44,58 @@ const shown = (unread: number) => (unread > MAX ? `${MAX}+` : String(unread));
 const bellName = (unread: number) => (unread ? `Notifications, ${shown(unread)} unread` : 'Notifications');
 
 /**
- * The bell in the app bar: the unread count as a badge (read on load, every minute, and after each action here), and
- * a panel of the latest notifications. Choosing one marks it read and opens the record it names.
+ * The bell in the app bar: the unread count as a badge, and a panel of the latest notifications. Choosing one marks it
+ * read and opens the record it names. The count is read on load, after each action here, and whenever the live stream
+ * brings a notification (console/src/live); only while the stream is down is it read again every few minutes.
  */
 export function NotificationBell() {
   const navigate = useNavigate();
   const { run } = useApiAction();
-  const [unread, setUnread] = useState(0);
-  const [items, setItems] = useState<Notification[] | null>(null);
+  const queryClient = useQueryClient();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   const titleId = useId();
-  const alive = useRef(true);
+  const titleRef = useRef<HTMLHeadingElement>(null);
+  const poll = useFallbackPoll();
 
-  // The count in the background: a failure (offline, a session that just ended) waits for the next turn quietly; the
+  // The count in the background: a failure (offline, a session that just ended) waits for the next read quietly; the
   // screens' own reads deal with an ended session.
-  const count = useCallback(async () => {
-    const answer = await api<{ unread: number }>('/api/notifications/unread-count').catch(() => null);
-    if (answer && alive.current) setUnread(answer.unread);
-  }, []);
+  const count = useQuery({
+    queryKey: ['notifications', 'unread-count'],
+    queryFn: ({ signal }) => api<{ unread: number }>('/api/notifications/unread-count', { signal }),
+    refetchInterval: poll,
+    retry: false,
+    staleTime: 0,
+  });
+  const latest = useQuery({
+    queryKey: ['notifications', 'latest'],
+    queryFn: ({ signal }) => run(() => api<{ data: Notification[]; unread: number }>('/api/notifications', { query: { limit: SHOWN }, signal })).then((answer) => {
+      if (answer) queryClient.setQueryData(['notifications', 'unread-count'], { unread: answer.unread });
+      return answer ?? null;
+    }),
+    enabled: !!anchor,
+    staleTime: 0,
+  });
+  const unread = count.data?.unread ?? 0;
+  const items = anchor ? latest.data?.data ?? null : null;
+  const reread = () => queryClient.invalidateQueries({ queryKey: ['notifications'] });
 
-  useEffect(() => {
-    alive.current = true;
-    void count();
-    const timer = window.setInterval(() => void count(), REFRESH_MS);
-    return () => {
-      alive.current = false;
-      window.clearInterval(timer);
-    };
-  }, [count]);
-
-  const load = useCallback(async () => {
-    const answer = await run(() => api<{ data: Notification[]; unread: number }>('/api/notifications', { query: { limit: SHOWN } }));
-    if (answer && alive.current) {
-      setItems(answer.data);
-      setUnread(answer.unread);
-    }
-  }, [run]);
-
-  const open = (event: MouseEvent<HTMLElement>) => {
-    setAnchor(event.currentTarget);
-    void load();
-  };
+  const open = (event: MouseEvent<HTMLElement>) => setAnchor(event.currentTarget);
   const close = () => setAnchor(null);
 
   const choose = async (item: Notification) => {
     if (!item.read_at) await run(() => api(`/api/notifications/${item.id}/read`, { method: 'POST' }));
     close();
-    void count();
+    void reread();
     const path = pathOf(item.record);
     if (path) navigate(path);
   };
 
   const readAll = async () => {
+    // The button is disabled once nothing is unread: focus goes to the panel's title first, not to the page behind it
+    // (where Escape would no longer close the panel).
+    titleRef.current?.focus();
     await run(() => api('/api/notifications/read-all', { method: 'POST' }));
-    await load();
+    await reread();
   };
 
   const name = bellName(unread);
@@ -116,7 +114,7 @@ export function NotificationBell() {
         slotProps={{ paper: { role: 'dialog', 'aria-labelledby': titleId, sx: { width: 360, maxWidth: 'calc(100vw - 16px)' } } as object }}
       >
         <Stack direction="row" sx={{ alignItems: 'center', justifyContent: 'space-between', px: 2, pt: 1.5, pb: 1 }}>
-          <Typography id={titleId} variant="subtitle1" component="h2" sx={{ fontWeight: 600 }}>Notifications</Typography>
+          <Typography id={titleId} ref={titleRef} tabIndex={-1} variant="subtitle1" component="h2" sx={{ fontWeight: 600 }}>Notifications</Typography>
           <Button size="small" onClick={readAll} disabled={!unread}>Mark all read</Button>
         </Stack>
         {items === null ? (

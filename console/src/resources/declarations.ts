@@ -306,7 +306,11 @@ const departments: ResourceSpec = {
   name: 'departments', module: 'iam', path: '/api/iam/departments', label: 'Departments', singular: 'Department', icon: BadgeIcon,
   title: (r) => r.name,
   whole: true,
-  fields: [{ source: 'name', label: 'Name', type: 'text', required: true, list: true }],
+  fields: [
+    { source: 'name', label: 'Name', type: 'text', required: true, list: true },
+    // A department's manager may change the lead-flow settings and hears of its agents' late first contacts.
+    { source: 'manager_id', label: 'Manager', type: 'ref', ref: { resource: 'users', param: 'manager_id', text: 'name', idOnly: true }, list: true, helper: 'May change lead-flow settings; told when an agent is late to contact a lead' },
+  ],
   sortable: ['name'],
   defaultSort: 'name',
 };

@@ -2,9 +2,10 @@ import { Box, Link as MuiLink, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
 import {
   ArrayInput, AutocompleteInput, BooleanInput, DateInput, DateTimeInput, NumberInput, PasswordInput, ReferenceInput,
-  required, SelectArrayInput, SelectInput, SimpleFormIterator, TextArrayInput, TextInput, useCanAccess, useRecordContext,
+  required, SelectArrayInput, SelectInput, SimpleFormIterator, TextArrayInput, TextInput, useCanAccess, useGetManyAggregate, useRecordContext,
 } from 'react-admin';
 import { Link } from 'react-router-dom';
+import { refPath } from '../api/dataProvider';
 import { UploadInput } from '../shared/UploadInput';
 import { specOf } from './declarations';
 import type { FieldSpec, FilterSpec } from './types';
@@ -26,6 +27,12 @@ function RefLink({ resource, id, text }: { resource: string; id?: string; text: 
       {text}
     </MuiLink>
   );
+}
+
+/** A reference the API answers as an id alone: its name read from the referenced resource (cached, batched). */
+function RefById({ resource, id, text }: { resource: string; id: string; text: string }) {
+  const { data } = useGetManyAggregate(resource, { ids: [id] });
+  return <RefLink resource={resource} id={id} text={data?.[0]?.[text] ?? '…'} />;
 }
 
 /** An uploaded image at the size shown: the browser picks from its WebP variants (`<field>_variants.srcset`). */
@@ -54,6 +61,7 @@ export function FieldValue({ field, dense }: { field: FieldSpec; dense?: boolean
     case 'money':
       return <Typography component="span" variant="body2">{number.format(value)}</Typography>;
     case 'ref': {
+      if (field.ref!.idOnly) return <RefById resource={field.ref!.resource} id={String(value)} text={field.ref!.text} />;
       return <RefLink resource={field.ref!.resource} id={value.id} text={value[field.ref!.text] ?? value.name ?? value.id} />;
     }
     case 'strings':
@@ -125,7 +133,7 @@ export function FieldInput({ field, choices, readOnly }: { field: FieldSpec; cho
     case 'ref': {
       // Reserving offers the units that are free.
       const filter = field.ref!.resource === 'inventory' ? { status: 'available' } : undefined;
-      return <ReferencePicker source={`${field.source}.id`} label={field.label} reference={field.ref!.resource} text={field.ref!.text} validate={validate} filter={filter} helperText={field.helper} />;
+      return <ReferencePicker source={refPath(field)} label={field.label} reference={field.ref!.resource} text={field.ref!.text} validate={validate} filter={filter} helperText={field.helper} />;
     }
     case 'strings':
       return <TextArrayInput {...common} helperText={field.helper ?? 'Type and press Enter to add'} />;

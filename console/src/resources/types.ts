@@ -26,8 +26,11 @@ export type FieldSpec = {
   label: string;
   type: FieldType;
   choices?: readonly string[];
-  /** type ref: the referenced resource, the request field holding its id, the text shown for it. */
-  ref?: { resource: string; param: string; text: string };
+  /**
+   * type ref: the referenced resource, the request field holding its id, the text shown for it; `idOnly`: the API
+   * answers the id alone (`manager_id`), whose name is read from the referenced resource.
+   */
+  ref?: { resource: string; param: string; text: string; idOnly?: boolean };
   required?: boolean;
   /** A column of the list. */
   list?: boolean;

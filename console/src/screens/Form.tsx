@@ -62,7 +62,8 @@ export function ResourceEdit() {
   const spec = useSpec();
   return (
     <Edit title={<EditTitle spec={spec} />} mutationMode="pessimistic" redirect="show" actions={false}>
-      <SimpleForm toolbar={<EditToolbar spec={spec} />} warnWhenUnsavedChanges>
+      {/* The record is read again when the live stream says someone changed it: their changes come in, the fields being edited here stay. */}
+      <SimpleForm toolbar={<EditToolbar spec={spec} />} warnWhenUnsavedChanges resetOptions={{ keepDirtyValues: true }}>
         <Inputs spec={spec} mode="edit" />
       </SimpleForm>
     </Edit>

@@ -11,12 +11,14 @@ import { Link, useNavigate, useParams } from 'react-router-dom';
 import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { UNIT_STATUSES } from '../resources/declarations';
+import { useFallbackPoll } from '../live/useLive';
 import { ScrollX } from '../shared/ScrollX';
 import { useApiAction } from '../shared/useApiAction';
 import { type Lead, leadName, moneyText, type Paginated, dateTimeText, useApi } from './shared';
 
 // A project's units as a grid, blocks down and lots across, each cell coloured by its status and saying it in words
-// (with an icon) too; the counts per status are the inventory list's exact totals, asked again every 15 seconds.
+// (with an icon) too; the counts per status are the inventory list's exact totals, read again as the live stream says
+// units or reservations changed (console/src/live), or every few minutes while it is down.
 // An available unit is reserved here for a lead; a reserved or sold one shows its reservation and buyer.
 
 type Unit = {
@@ -29,7 +31,6 @@ type Reservation = {
 };
 type Stats = { inventory: { by_project: { project: { id: string; name: string }; total: number }[] } };
 
-const LIVE_MS = 15_000;
 // Text colours keep 4.5:1 on their cell's background; the icon and the word say the status without colour.
 const STYLE: Record<string, { bg: string; border: string; text: string; icon: ReactNode }> = {
   available: { bg: '#e8f5e9', border: '#2e7d32', text: '#1b5e20', icon: <CheckCircleOutlineIcon fontSize="inherit" aria-hidden /> },
@@ -57,7 +58,8 @@ function Legend({ projectId }: { projectId: string }) {
 }
 
 function Count({ projectId, status }: { projectId: string; status: string }) {
-  const total = useApi<Paginated<Unit>>(['inventory', 'availability', 'count'], '/api/crm/inventory', { project_id: projectId, status, limit: 1 }, { refetchInterval: LIVE_MS }).data?.pagination.total;
+  const poll = useFallbackPoll();
+  const total = useApi<Paginated<Unit>>(['inventory', 'availability', 'count'], '/api/crm/inventory', { project_id: projectId, status, limit: 1 }, { refetchInterval: poll }).data?.pagination.total;
   const style = STYLE[status];
   return (
     <Box component="li" data-status={status} sx={{ display: 'flex', alignItems: 'center', gap: 1 }}>
@@ -190,17 +192,18 @@ function UnitDialog({ unit, onClose, writable }: { unit: Unit | undefined; onClo
 
 function Grid({ projectId, projectName, writable }: { projectId: string; projectName: string; writable: boolean }) {
   const [openId, setOpenId] = useState<string>();
+  const poll = useFallbackPoll();
   const units = useQuery({
     queryKey: ['inventory', 'availability', 'units', projectId],
     queryFn: ({ signal }) => everyPage<Unit>('/api/crm/inventory', { project_id: projectId, sort: 'block', order: 'asc' }, signal),
-    refetchInterval: LIVE_MS,
+    refetchInterval: poll,
   });
   // Who holds what: the project's pending and confirmed reservations, by unit.
   const holders = useQuery({
     queryKey: ['reservations', 'availability', 'holding', projectName],
     queryFn: ({ signal }) => everyPage<Reservation>('/api/crm/reservations', { project_name: projectName, status: 'pending,confirmed' }, signal),
     enabled: !!projectName,
-    refetchInterval: LIVE_MS,
+    refetchInterval: poll,
   });
   if (units.error) return <Alert severity="error">{(units.error as Error).message}</Alert>;
   if (!units.data) return <Skeleton height={240} />;

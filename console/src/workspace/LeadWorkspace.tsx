@@ -11,10 +11,13 @@ import { Link } from 'react-router-dom';
 import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { dateTimeText, LEAD_STATUSES, type Lead, type Paginated, UserPicker, useApi } from './shared';
+import { LeadFlowPanel } from '../lead-flow/LeadFlowPanel';
+import { useFallbackPoll } from '../live/useLive';
 import { useApiAction } from '../shared/useApiAction';
 
 // The lead page's own panels, under its fields: quick actions (status, assignee, e-mail, call), the
-// timeline with a box to add a note or log a call, the open follow-ups, and the lead's reservations and inquiries.
+// timeline with a box to add a note or log a call, its lead flow (claim, plans), the open follow-ups, and the lead's
+// reservations and inquiries.
 
 type UserRef = { id: string; name: string } | null;
 type Entry = { type: string; at: string; actor: UserRef; payload: Record<string, any> };
@@ -149,7 +152,8 @@ function entryText(entry: Entry): { title: ReactNode; text?: string } {
 function Timeline({ lead }: { lead: Lead }) {
   const [page, setPage] = useState(0);
   const [limit, setLimit] = useState(20);
-  const timeline = useApi<Paginated<Entry>>(['leads', 'timeline', lead.id], `/api/crm/leads/${lead.id}/timeline`, { page: page + 1, limit }, { staleTime: 0 });
+  // Read again as the live stream says the lead, its activities or follow-ups changed (console/src/live).
+  const timeline = useApi<Paginated<Entry>>(['leads', 'timeline', lead.id], `/api/crm/leads/${lead.id}/timeline`, { page: page + 1, limit }, { staleTime: 0, refetchInterval: useFallbackPoll() });
   const writable = can(usePermissions<Permission[]>().permissions, 'crm', 'write');
   return (
     <Panel title="Timeline" id="lead-timeline">
@@ -296,6 +300,7 @@ export default function LeadWorkspace() {
       <Box sx={{ display: 'grid', gap: 2, gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'minmax(0, 3fr) minmax(0, 2fr)' }, alignItems: 'start' }}>
         <Timeline lead={lead} />
         <Stack spacing={2} sx={{ minWidth: 0 }}>
+          <LeadFlowPanel lead={lead} />
           <FollowUps lead={lead} />
           <Related lead={lead} />
         </Stack>

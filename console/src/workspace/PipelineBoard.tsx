@@ -11,11 +11,13 @@ import { Title, useAuthenticated, useGetIdentity, useLogoutIfAccessDenied, usePe
 import { Link, useSearchParams } from 'react-router-dom';
 import { can, type Permission } from '../api/authProvider';
 import { api, type Query } from '../api/http';
+import { useFallbackPoll } from '../live/useLive';
 import { LEAD_SOURCES, LEAD_STATUSES, type Lead, leadName, type Paginated, UserPicker, useApi } from './shared';
 
 // The pipeline: one column of leads per status, each headed by the list's exact total for the same filters
 // (GET /api/crm/leads?status=…), a card moved by dragging it or with its "Move to…" menu (PATCH status). A refused
 // move puts the card back and shows the API's message on it. A phone shows one column at a time, chosen by tabs.
+// Others' changes arrive through the live stream (console/src/live), which reads the columns again.
 
 const PAGE = 20;
 const COLOURS: Record<string, string> = { new: '#1565c0', contacted: '#6a1b9a', qualified: '#ef6c00', converted: '#2e7d32', lost: '#616161' };
@@ -98,7 +100,7 @@ function LeadCard({ lead, error, busy, writable, onMove }: { lead: Lead; error?:
 
 /** One column's page of leads and its exact total (the list's `pagination.total` for the same filters). */
 const useColumn = (status: string, query: Query, limit = PAGE) =>
-  useApi<Paginated<Lead>>(['leads', 'pipeline'], '/api/crm/leads', { ...query, status, limit, sort: 'updated_at', order: 'desc' });
+  useApi<Paginated<Lead>>(['leads', 'pipeline'], '/api/crm/leads', { ...query, status, limit, sort: 'updated_at', order: 'desc' }, { refetchInterval: useFallbackPoll() });
 
 const countText = (total: number | undefined) => (total === undefined ? 'counting' : `${total} lead${total === 1 ? '' : 's'}`);
 

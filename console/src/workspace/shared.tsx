@@ -29,7 +29,7 @@ const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeS
 export const dateTimeText = (value: string) => dateTime.format(new Date(value));
 
 /** A GET of the API through the console's query cache; a 401 signs out with the usual message. */
-export function useApi<T>(key: QueryKey, path: string, query?: Query, options: { enabled?: boolean; refetchInterval?: number; staleTime?: number } = {}) {
+export function useApi<T>(key: QueryKey, path: string, query?: Query, options: { enabled?: boolean; refetchInterval?: number | false; staleTime?: number } = {}) {
   const logoutIfAccessDenied = useLogoutIfAccessDenied();
   const result = useQuery({
     queryKey: [...key, path, query ?? {}],
@@ -47,7 +47,9 @@ export function useApi<T>(key: QueryKey, path: string, query?: Query, options: {
 type UserOption = { id: string; name: string; email?: string };
 
 /** A user chosen by name (GET /api/iam/users?q=…); only offered to iam readers. */
-export function UserPicker({ label, value, onChange, disabled }: { label: string; value: UserOption | null; onChange: (user: UserOption | null) => void; disabled?: boolean }) {
+export function UserPicker({ label, value, onChange, disabled, error, helperText }: {
+  label: string; value: UserOption | null; onChange: (user: UserOption | null) => void; disabled?: boolean; error?: boolean; helperText?: string;
+}) {
   const [text, setText] = useState('');
   const users = useApi<Paginated<UserOption>>(['users', 'picker'], '/api/iam/users', { q: text.trim() || undefined, limit: 20, sort: 'name', order: 'asc' });
   return (
@@ -63,7 +65,7 @@ export function UserPicker({ label, value, onChange, disabled }: { label: string
       isOptionEqualToValue={(a, b) => a.id === b.id}
       getOptionLabel={(user) => user.name}
       filterOptions={(options) => options}
-      renderInput={(params) => <TextField {...params} label={label} />}
+      renderInput={(params) => <TextField {...params} label={label} error={error} helperText={helperText} />}
     />
   );
 }
