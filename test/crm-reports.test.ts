@@ -360,10 +360,9 @@ describe('speed to lead', () => {
     for (const [who, minutes, source] of [[agentB, 10, 'website'], [agentB, 20, 'website'], [agentB, 40, 'referral'], [agentB, null, 'referral'], [agentA, 5, 'website']] as const) {
       const lead = (await make.lead(ctx, { source, assigned_to: who.id }, admin)).id;
       const assigned = new Date('2026-06-02T01:00:00Z');
-      await db.insert(leadRouting).values({
-        lead_id: lead, rule_id: who === agentB ? rule.id : null, channel: 'api', assigned_at: assigned,
-        first_contact_at: minutes === null ? null : new Date(assigned.getTime() + minutes * 60_000),
-      });
+      // Created with its assignee, the lead has its routing row already: set as the rule and the contact would have.
+      const routing = { rule_id: who === agentB ? rule.id : null, channel: 'api' as const, assigned_at: assigned, first_contact_at: minutes === null ? null : new Date(assigned.getTime() + minutes * 60_000) };
+      await db.insert(leadRouting).values({ lead_id: lead, ...routing }).onConflictDoUpdate({ target: leadRouting.lead_id, set: routing });
       made.push({ lead, minutes });
     }
     clockAt('2026-06-03T00:00:00Z');

@@ -159,6 +159,7 @@ describe('delivery preferences', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       task_digest: true,
+      weekly_report: false,
       notifications: { lead_assigned: 'both', inquiry_received: 'both', mention: 'in_app', lead_to_claim: 'in_app', follow_up_due: 'in_app', speed_to_lead: 'in_app' },
       away: false,
     });
