@@ -5,7 +5,7 @@ import { asc, eq } from 'drizzle-orm';
 import { leadFlowRules, leadRouting, leadStatusChanges } from '../src/db/schema/index.js';
 import { make } from './factories.js';
 import { sendWeeklyReports } from '../src/jobs/weekly-report.js';
-import { as, createTestApp, createUser, CRON_SECRET, eventually, type Reply, type TestContext } from './helpers.js';
+import { as, clockAt, createTestApp, createUser, CRON_SECRET, ok, type TestContext, eventually } from './helpers.js';
 import { outboxReader } from './mail.js';
 
 /**
@@ -44,16 +44,6 @@ afterEach(() => {
   clock.now = tickingClock();
 });
 
-/** The service's clock from `iso` on, a millisecond a reading. */
-const clockAt = (iso: string) => {
-  let at = Date.parse(iso);
-  clock.now = () => new Date(at++);
-};
-const ok = async (res: Promise<Reply>, status = 200) => {
-  const reply = await res;
-  expect(reply.statusCode, reply.body).toBe(status);
-  return reply.json();
-};
 const report = (name: string, query: string, who: User = admin) => ok(as(ctx, who).get(`/api/crm/reports/${name}?${query}`));
 
 /** Every page of a list. */

@@ -7,7 +7,7 @@ import { activityLogs, moduleAccess } from '../src/db/schema/index.js';
 import { sendTaskDigests } from '../src/jobs/task-digest.js';
 import { localDay } from '../src/modules/crm/tasks.js';
 import { make } from './factories.js';
-import { as, createTestApp, createUser, none, type Reply, type TestContext } from './helpers.js';
+import { as, clockAt, createTestApp, createUser, none, ok, type TestContext } from './helpers.js';
 import { outboxReader } from './mail.js';
 
 // Follow-ups — defaults, references, done/undone, `mine` and `due` (in TASK_TIME_ZONE), the morning e-mail.
@@ -28,16 +28,6 @@ afterEach(() => {
   clock.now = tickingClock();
 });
 
-/** The service's clock from `iso` on, moving a millisecond a reading (timestamps it writes stay ordered). */
-const clockAt = (iso: string) => {
-  let at = Date.parse(iso);
-  clock.now = () => new Date(at++);
-};
-const ok = async (res: Promise<Reply>, status = 200) => {
-  const reply = await res;
-  expect(reply.statusCode, reply.body).toBe(status);
-  return reply.json();
-};
 const task = (body: Record<string, unknown>, who = agent) => ok(as(ctx, who).post('/api/crm/tasks', body), 201).then((answer) => answer.id as string);
 const list = (query: string, who = agent) => ok(as(ctx, who).get(`/api/crm/tasks${query}`));
 

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { type App, buildApp } from '../src/app.js';
+import { clock } from '../src/clock.js';
 import { type Config, loadConfig } from '../src/config.js';
 import { type Database, type Executor, openDatabase } from '../src/db/client.js';
 import { borrowDatabase } from './database-pool.js';
@@ -277,4 +278,17 @@ export async function eventually<T>(find: () => T | undefined | Promise<T | unde
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+/** The service's clock from `iso` on, moving a millisecond a reading (timestamps it writes stay ordered). */
+export function clockAt(iso: string) {
+  let at = Date.parse(iso);
+  clock.now = () => new Date(at++);
+}
+
+/** The JSON body of an answer, once its status is checked (the body is shown when it is not the one expected). */
+export async function ok(res: Promise<Reply>, status = 200) {
+  const reply = await res;
+  expect(reply.statusCode, reply.body).toBe(status);
+  return reply.json();
 }

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { clock, tickingClock } from '../src/clock.js';
 import { activityLogs, crmTasks, departments, leadActionPlans, leadFlowRules, leadRouting, moduleAccess, planTasks, users } from '../src/db/schema/index.js';
 import { make } from './factories.js';
-import { as, createTestApp, createUser, type Reply, type TestContext } from './helpers.js';
+import { as, clockAt, createTestApp, createUser, ok, type Reply, type TestContext } from './helpers.js';
 
 // Action plans: who may change them, what they accept, and running them on leads: started by hand or by the routing
 // rule at the lead's first assignment, follow-ups due in working time (09:00-18:00, Monday to Friday, Asia/Manila),
@@ -37,18 +37,8 @@ afterEach(() => {
   clock.now = tickingClock();
 });
 
-/** The service's clock from `iso` on, a millisecond a reading. */
-const clockAt = (iso: string) => {
-  let at = Date.parse(iso);
-  clock.now = () => new Date(at++);
-};
 /** To the second: the clock moves a millisecond a reading, and a request reads it several times. */
 const toSecond = (at: Date) => at.toISOString().slice(0, 19);
-const ok = async (res: Promise<Reply>, status = 200) => {
-  const reply = await res;
-  expect(reply.statusCode, reply.body).toBe(status);
-  return reply.json();
-};
 const refused = async (res: Promise<Reply>, status: number) => {
   const reply = await res;
   expect(reply.statusCode, reply.body).toBe(status);

@@ -6,7 +6,7 @@ import { notifyFollowUpsDue } from '../src/modules/crm/lead-flow/follow-ups-due.
 import { enforceSpeedLimits } from '../src/modules/crm/lead-flow/speed.js';
 import { LEAD_FLOW_SWEEPS } from '../src/modules/crm/lead-flow/sweep.js';
 import { make } from './factories.js';
-import { as, createTestApp, createUser, eventually, type Reply, type TestContext } from './helpers.js';
+import { as, clockAt, createTestApp, createUser, ok, type TestContext, eventually } from './helpers.js';
 
 // Speed to lead: the first contact stops the clock; a late lead's assignee is reminded, then their manager told,
 // then (with `reassign`) the lead goes to the group's fallback — each step once, however many sweeps run. Follow-ups
@@ -46,15 +46,6 @@ afterEach(() => {
   clock.now = tickingClock();
 });
 
-const clockAt = (iso: string) => {
-  let at = Date.parse(iso);
-  clock.now = () => new Date(at++);
-};
-const ok = async (res: Promise<Reply>, status = 200) => {
-  const reply = await res;
-  expect(reply.statusCode, reply.body).toBe(status);
-  return reply.json();
-};
 const sweepAt = async (iso: string) => {
   clockAt(iso);
   let steps = 0;

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { clock, tickingClock } from '../src/clock.js';
 import { activityLogs, leadFlowAway, leadGroupMembers, leadGroups, leadRouting, leads, moduleAccess } from '../src/db/schema/index.js';
 import { make } from './factories.js';
-import { as, createTestApp, createUser, none, type Reply, type TestContext } from './helpers.js';
+import { as, clockAt, createTestApp, createUser, none, ok, type TestContext } from './helpers.js';
 
 // My day: the caller's own leads to claim, leads to contact, overdue and today's follow-ups and today's site visits,
 // read with their record scope, bounded, with counts. And `away` in the user's preferences.
@@ -28,15 +28,6 @@ afterEach(() => {
   clock.now = tickingClock();
 });
 
-const clockAt = (iso: string) => {
-  let at = Date.parse(iso);
-  clock.now = () => new Date(at++);
-};
-const ok = async (res: Promise<Reply>, status = 200) => {
-  const reply = await res;
-  expect(reply.statusCode, reply.body).toBe(status);
-  return reply.json();
-};
 const myDay = (who: User) => ok(as(ctx, who).get('/api/crm/my-day'));
 
 describe('my day', () => {
