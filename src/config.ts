@@ -294,6 +294,10 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
   let trustProxy: boolean | string = false;
   if (trustProxyRaw && !['false', '0', 'no'].includes(trustProxyRaw.toLowerCase())) {
     trustProxy = ['true', '1', 'yes'].includes(trustProxyRaw.toLowerCase()) ? true : trustProxyRaw;
+    // A hop count would be taken for an address (2 → 0.0.0.2): every client would share the proxy's IP and its limits.
+    if (/^\d+$/.test(trustProxyRaw) && trustProxy !== true) {
+      throw new ConfigError(`TRUST_PROXY takes true or the proxies' addresses (e.g. uniquelocal, 10.0.0.0/8), not a hop count, got "${trustProxyRaw}"`);
+    }
   }
 
   const origins = (env.ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);

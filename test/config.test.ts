@@ -126,6 +126,7 @@ test.each([
   ['WORK_DAYS', '5-1'],
   ['WORK_DAYS', 'mon-fri'],
   ['WORK_DAYS', '1,,2'],
+  ['TRUST_PROXY', '2'],
 ])('%s=%s stops start-up with a ConfigError naming the variable', (name, value) => {
   const err = configError({ [name]: value });
   expect(err.message).toContain(name);
