@@ -15,7 +15,8 @@ type Json = Record<string, any>;
 type Admin = Awaited<ReturnType<typeof adminOf>>;
 
 /** Enum query parameters that are not filters: they choose one ordering, so they stay single-valued. */
-const ORDERING = new Set(['sort', 'order']);
+// One at a time by nature: the order of a list, the grouping of a report.
+const ORDERING = new Set(['sort', 'order', 'group_by']);
 
 let ctx: TestContext;
 let admin: Admin;

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { CALL_OUTCOMES } from '../../../db/schema/index.js';
-import { agentCondition, allOf, endOf, leadProject, nowOf, startOf, type ReportInput } from './input.js';
+import { agentCondition, allOf, endOf, leadProject, nowOf, startOf, type ReportInput, sourceIs } from './input.js';
 import { Count, reportRows, type Figures, labelsOf, type Report } from './report.js';
 
 const FIGURES = ['calls', ...CALL_OUTCOMES.map((outcome) => `calls_${outcome}`), 'emails', 'meetings', 'site_visits', 'followups_completed', 'followups_overdue', 'reservations'] as const;
@@ -8,7 +8,7 @@ const FIGURES = ['calls', ...CALL_OUTCOMES.map((outcome) => `calls_${outcome}`),
 /** The lead conditions (source, project) of the filters, on a lead joined as `leads`; undefined when none applies. */
 function leadFilter(input: ReportInput): SQL | undefined {
   const parts = [
-    input.source && sql`leads.source = ${input.source}`,
+    sourceIs(input),
     input.projectId && sql`${leadProject(sql`leads.interest`)} = ${input.projectId}::uuid`,
   ].filter((part): part is SQL => !!part);
   return parts.length ? allOf(parts) : undefined;
@@ -76,7 +76,7 @@ export const agentActivityReport: Report = {
         from reservations ${input.source ? sql`join leads on leads.id = reservations.lead_id` : sql``}
         where reservations.created_at >= ${start} and reservations.created_at < ${end} and reservations.created_by is not null and ${allOf([
           agentCondition(input, sql`reservations.created_by`),
-          input.source && sql`leads.source = ${input.source}`,
+          sourceIs(input),
           input.projectId && sql`reservations.inventory_id in (select u.id from inventory_units u where u.project_id = ${input.projectId}::uuid)`,
         ])}
       ),

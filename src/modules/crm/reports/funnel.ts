@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
 import { leadResource } from '../lead-resource.js';
 import { reservationResource } from '../reservation-resource.js';
-import { agentCondition, allOf, endOf, leadProject, monthOf, share, startOf } from './input.js';
+import { agentCondition, allOf, endOf, leadProject, monthOf, share, startOf, sourceIs } from './input.js';
 import { Count, reportRows, type Figures, labelsOf, type Report, Share } from './report.js';
 
 const STAGES = ['contacted', 'qualified', 'reserved', 'sold'] as const;
@@ -60,7 +60,7 @@ export const funnelReport: Report = {
         select leads.id, ${keys[groupBy]} as key from leads
         where leads.created_at >= ${start} and leads.created_at < ${end} and ${allOf([
           leadScope,
-          input.source && sql`leads.source = ${input.source}`,
+          sourceIs(input),
           input.projectId && sql`${project} = ${input.projectId}::uuid`,
           agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`),
         ])}

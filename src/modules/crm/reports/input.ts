@@ -6,6 +6,7 @@ import type { Executor } from '../../../db/client.js';
 import { departments, LEAD_SOURCES, projects, users } from '../../../db/schema/index.js';
 import { validationError } from '../../../errors.js';
 import { StringEnum, Uuid } from '../../../http/schemas.js';
+import { several } from '../../../data/filters.js';
 import { localDay } from '../tasks.js';
 
 /** The longest range a report covers: a year. */
@@ -18,13 +19,13 @@ export const reportFilters = {
   from: Type.Optional(Day('First day of the range (YYYY-MM-DD, a day in TASK_TIME_ZONE); default 29 days before `to`')),
   to: Type.Optional(Day('Last day of the range, inclusive; default today in TASK_TIME_ZONE. At most 366 days from `from`')),
   project_id: Type.Optional(Uuid({ description: 'Only this project' })),
-  source: Type.Optional(StringEnum(LEAD_SOURCES, { description: 'Only leads (and their activities and reservations) of this source' })),
+  source: Type.Optional({ ...several(StringEnum(LEAD_SOURCES)), description: 'Only leads (and their activities and reservations) of these sources: one, several separated by commas, or the parameter repeated' }),
   department_id: Type.Optional(Uuid({ description: 'Only the agents of this department' })),
   agent_id: Type.Optional(Uuid({ description: 'Only this agent' })),
 } satisfies Record<string, TSchema>;
 
 export type ReportQuery = {
-  from?: string; to?: string; project_id?: string; source?: string; department_id?: string; agent_id?: string; group_by?: string;
+  from?: string; to?: string; project_id?: string; source?: string[]; department_id?: string; agent_id?: string; group_by?: string;
 };
 
 /**
@@ -36,7 +37,8 @@ export type ReportInput = {
   to: string;
   timeZone: string;
   projectId?: string;
-  source?: string;
+  /** Lead sources to keep (none: every source). */
+  source?: string[];
   departmentId?: string;
   agentId?: string;
   owners: string[] | undefined;
@@ -70,7 +72,7 @@ export async function reportInput(db: Executor, query: ReportQuery, options: { t
   await known('agent_id', query.agent_id, users, 'user');
   return {
     from, to, timeZone: options.timeZone, owners: options.owners, now,
-    projectId: query.project_id, source: query.source, departmentId: query.department_id, agentId: query.agent_id,
+    projectId: query.project_id, source: query.source?.length ? [...new Set(query.source)] : undefined, departmentId: query.department_id, agentId: query.agent_id,
   };
 }
 
@@ -111,3 +113,7 @@ export const allOf = (parts: (SQL | undefined | false | '' | null)[]): SQL => {
 
 /** A share (0–1, four decimals) of `part` in `whole`; null when there is no whole. */
 export const share = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10000) / 10000 : null);
+
+/** The report's sources filter on `leads.source`, as one parameter; undefined when every source counts. */
+export const sourceIs = (input: ReportInput): SQL | undefined =>
+  input.source && sql`leads.source = any(string_to_array(${input.source.join(',')}, ','))`;

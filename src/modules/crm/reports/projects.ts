@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
 import { reservationResource } from '../reservation-resource.js';
-import { agentCondition, allOf, endOf, type ReportInput, startOf } from './input.js';
+import { agentCondition, allOf, endOf, type ReportInput, startOf, sourceIs } from './input.js';
 import { Amount, Count, reportRows, type Figures, labelsOf, type Report } from './report.js';
 
 /** The recent pace of sales: units taken off the market (reserved, or sold straight away) in the last this many months. */
@@ -25,7 +25,7 @@ function dealCondition(input: ReportInput): SQL | undefined {
     where reservations.id = m.reservation_id and ${allOf([
       input.owners && ownedBy(reservationResource, input.owners)?.sql,
       agentCondition({ ...input, owners: undefined }, sql`reservations.created_by`),
-      input.source && sql`leads.source = ${input.source}`,
+      sourceIs(input),
     ])})`;
 }
 

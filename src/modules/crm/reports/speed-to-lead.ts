@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
 import { leadResource } from '../lead-resource.js';
-import { agentCondition, allOf, endOf, leadProject, nowOf, share, startOf, weekOf } from './input.js';
+import { agentCondition, allOf, endOf, leadProject, nowOf, share, startOf, weekOf, sourceIs } from './input.js';
 import { Count, reportRows, type Figures, labelsOf, Minutes, type Report, Share } from './report.js';
 
 /** Minutes to one decimal. */
@@ -51,7 +51,7 @@ export const speedToLeadReport: Report = {
         from lead_routing r join leads on leads.id = r.lead_id left join lead_flow_rules f on f.id = r.rule_id
         where r.assigned_at >= ${startOf(input, input.from)} and r.assigned_at < ${endOf(input, input.to)} and ${allOf([
           input.owners && ownedBy(leadResource, input.owners)?.sql,
-          input.source && sql`leads.source = ${input.source}`,
+          sourceIs(input),
           input.projectId && sql`${leadProject(sql`leads.interest`)} = ${input.projectId}::uuid`,
           agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`),
         ])}
