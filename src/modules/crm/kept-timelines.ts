@@ -20,16 +20,18 @@ const WATCHED = ['leads', 'activity_logs', ...READ_BY_LEAD, ...READ_WHOLE].join(
 const MAX_AGE_MS = CHANGE_LOG_RETENTION_MS / 4;
 const MAX_KEPT = 1000;
 
-type Kept<Body> = { body: Body; xmin: number; at: number };
+/** A page, the snapshot it was read in (its xmin bounds the change log's read) and when. */
+type Kept<Body> = { body: Body; snapshot: string; xmin: number; at: number };
 
 /**
- * Whether anything the page of lead `lead` could show changed in a transaction from `fromXid` on: a bulk entry (no row
+ * Whether anything the page of lead `lead` could show changed in a transaction the kept page's snapshot did not see: a bulk entry (no row
  * id), the lead's own row, a row of a lead's resource naming it, or any row of the others. The (resource, xid) index
  * bounds the read; the statement's text is always the same (prepared).
  */
-const changedSince = (lead: string, fromXid: number) => sql`select pg_current_snapshot()::text as snapshot, exists (
+const changedSince = (lead: string, kept: Kept<unknown>) => sql`select pg_current_snapshot()::text as snapshot, exists (
   select 1 from change_log c
-  where c.resource = any(string_to_array(${WATCHED}, ',')) and c.xid >= ${String(fromXid)}::text::xid8
+  where c.resource = any(string_to_array(${WATCHED}, ',')) and c.xid >= ${String(kept.xmin)}::text::xid8
+    and not pg_visible_in_snapshot(c.xid, ${kept.snapshot}::pg_snapshot)
     and (c.row_id is null
       or (c.resource = 'leads' and c.row_id = ${lead}::uuid)
       or (c.resource = 'activity_logs' and ${lead} in (c.before->>'resource_id', c.after->>'resource_id'))
@@ -50,7 +52,7 @@ export class KeptTimelines<Body> {
       this.kept.delete(key);
       return undefined;
     }
-    const [probe] = (await executePrepared(this.db, changedSince(leadId, kept.xmin))).rows;
+    const [probe] = (await executePrepared(this.db, changedSince(leadId, kept))).rows;
     if (probe.changed === true || probe.changed === 't') {
       this.kept.delete(key);
       return undefined;
@@ -62,6 +64,6 @@ export class KeptTimelines<Body> {
   keep(key: string, snapshot: string, body: Body) {
     this.kept.delete(key);
     while (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
-    this.kept.set(key, { body, xmin: parseSnapshot(snapshot).xmin, at: Date.now() });
+    this.kept.set(key, { body, snapshot, xmin: parseSnapshot(snapshot).xmin, at: Date.now() });
   }
 }
