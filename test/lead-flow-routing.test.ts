@@ -182,6 +182,26 @@ describe('groups and rules: settings', () => {
     expect((await as(ctx, writer).get(`/api/crm/lead-flow/rules/${ruleId}`)).statusCode).toBe(200);
     expect((await as(ctx, manager).delete(`/api/crm/lead-flow/rules/${ruleId}`)).statusCode).toBe(200);
   });
+
+  test('the people leads can go to: crm writers by name, away and eligible, and whether the caller may change the settings', async () => {
+    const away = await createUser(ctx, { crm: 'rw' }, { name: 'Away Agent' });
+    expect((await as(ctx, away).patch('/api/auth/preferences', { away: true })).statusCode).toBe(200);
+    const gone = await createUser(ctx, { crm: 'rw' }, { name: 'Gone Agent' });
+    expect((await as(ctx, admin).delete(`/api/iam/users/${gone.id}`)).statusCode).toBe(200);
+    const asManager = await as(ctx, manager).get('/api/crm/lead-flow/people');
+    expect(asManager.statusCode, asManager.body).toBe(200);
+    const people = asManager.json();
+    expect(people.may_manage).toBe(true);
+    const byId = new Map(people.data.map((p: { id: string }) => [p.id, p]));
+    expect(byId.get(agents[0].id)).toEqual({ id: agents[0].id, name: 'Ana', department: null, away: false, eligible: true });
+    expect(byId.get(away.id)).toMatchObject({ name: 'Away Agent', away: true, eligible: false });
+    expect(byId.has(reader.id)).toBe(false); // no crm write: no lead goes to them
+    expect(byId.has(gone.id)).toBe(false);
+    expect((await as(ctx, writer).get('/api/crm/lead-flow/people')).json().may_manage).toBe(false);
+    expect((await as(ctx, reader).get('/api/crm/lead-flow/people')).json().may_manage).toBe(false);
+    expect((await as(ctx, admin).get('/api/crm/lead-flow/people')).json().may_manage).toBe(true);
+    expect((await as(ctx, await createUser(ctx, { cms: 'r' })).get('/api/crm/lead-flow/people')).statusCode).toBe(403);
+  });
 });
 
 describe('routing a new lead', () => {

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { usePermissions } from 'react-admin';
-import { can, currentSession, type Permission } from '../api/authProvider';
+import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 
 /**
@@ -9,30 +9,25 @@ import { api } from '../api/http';
  */
 export const homeIsMyDay = (permissions: Permission[] | undefined) => can(permissions, 'crm', 'read') && !can(permissions, 'iam', 'write');
 
-/**
- * Whether the signed-in user may change lead-flow settings: administrators (iam write), and department managers with
- * crm write. The session does not say who manages a department; an iam reader sees it in the departments list, anyone
- * else with crm write is offered the changes and told by the API (403) if they are not a manager.
- */
-export function useCanManageLeadFlow(): { canManage: boolean; known: boolean } {
+/** The people leads can go to (crm writers), and whether the signed-in user may change the settings. */
+export type LeadFlowPeople = { data: { id: string; name: string; department: string | null; away: boolean; eligible: boolean }[]; may_manage: boolean };
+
+/** `GET /api/crm/lead-flow/people`, shared by the settings screen and its pickers. */
+export function useLeadFlowPeople(enabled = true) {
   const { permissions } = usePermissions<Permission[]>();
-  const admin = can(permissions, 'iam', 'write');
-  const writer = can(permissions, 'crm', 'write');
-  const askDepartments = writer && !admin && can(permissions, 'iam', 'read');
-  const managing = useQuery({
-    queryKey: ['departments', 'lead-flow-manager'],
-    queryFn: async ({ signal }) => {
-      const [me, departments] = await Promise.all([
-        currentSession(),
-        api<{ data: { id: string; manager?: { id: string } | null; manager_id?: string | null }[] }>('/api/iam/departments', { signal }),
-      ]);
-      return departments.data.some((d) => (d.manager?.id ?? d.manager_id) === me?.user.id);
-    },
-    enabled: askDepartments,
+  return useQuery({
+    queryKey: ['lead-flow', 'people'],
+    queryFn: ({ signal }) => api<LeadFlowPeople>('/api/crm/lead-flow/people', { signal }),
+    enabled: enabled && can(permissions, 'crm', 'read'),
     staleTime: 60_000,
   });
-  if (admin) return { canManage: true, known: true };
-  if (!writer) return { canManage: false, known: true };
-  if (askDepartments) return { canManage: !!managing.data, known: managing.isSuccess };
-  return { canManage: true, known: false };
+}
+
+/**
+ * Whether the signed-in user may change lead-flow settings: administrators (iam write), and department managers with
+ * crm write; the service says which (`may_manage`).
+ */
+export function useCanManageLeadFlow(): { canManage: boolean; known: boolean } {
+  const people = useLeadFlowPeople();
+  return { canManage: !!people.data?.may_manage, known: people.isSuccess };
 }

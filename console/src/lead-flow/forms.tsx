@@ -2,15 +2,15 @@ import ArrowDownwardIcon from '@mui/icons-material/ArrowDownward';
 import ArrowUpwardIcon from '@mui/icons-material/ArrowUpward';
 import DeleteIcon from '@mui/icons-material/Delete';
 import {
-  Alert, Box, Button, Checkbox, Dialog, DialogActions, DialogContent, DialogTitle, FormControlLabel, IconButton, List, ListItem, ListItemText,
+  Alert, Autocomplete, Box, Button, Checkbox, Dialog, DialogActions, DialogContent, DialogTitle, FormControlLabel, IconButton, List, ListItem, ListItemText,
   MenuItem, Stack, TextField, Typography,
 } from '@mui/material';
 import { useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
-import { useNotify, usePermissions } from 'react-admin';
-import { can, type Permission } from '../api/authProvider';
+import { useNotify } from 'react-admin';
 import { api } from '../api/http';
-import { LEAD_SOURCES, LEAD_STATUSES, UserPicker } from '../workspace/shared';
+import { LEAD_SOURCES, LEAD_STATUSES } from '../workspace/shared';
+import { useLeadFlowPeople } from './access';
 import { fieldProblem, type Problems, problemsOf, useGroups, usePlans, useProjects, useUserName } from './settingsData';
 import {
   CHANNELS, GROUP_KINDS, type Group, type GroupKind, KIND_LABELS, OFFSET_UNITS, type Plan, type Rule, SPEED_ACTIONS, type Step, STEP_KINDS, words,
@@ -21,16 +21,16 @@ import {
 
 type Option = { id: string; name: string };
 
-/**
- * A person, chosen from the users list: only iam readers may read it. Anyone else (a department manager without iam
- * read) sees who is chosen and why they cannot choose.
- */
+/** A person leads can go to (a crm writer), chosen from the lead-flow people: no read access to the users list needed. */
 function PersonPicker(props: { label: string; value: Option | null; onChange: (user: Option | null) => void; error?: boolean; helperText?: string }) {
-  const { permissions } = usePermissions<Permission[]>();
-  if (can(permissions, 'iam', 'read')) return <UserPicker {...props} />;
+  const people = useLeadFlowPeople();
+  const options: Option[] = (people.data?.data ?? []).map((person) => ({ id: person.id, name: person.department ? `${person.name} (${person.department})` : person.name }));
+  const value = props.value && (options.find((option) => option.id === props.value!.id) ?? props.value);
   return (
-    <TextField label={props.label} value={props.value?.name ?? ''} disabled error={props.error}
-      helperText={props.helperText ?? 'Choosing people needs read access to the users (the Access module)'} />
+    <Autocomplete size="small" fullWidth options={options} loading={people.isLoading} value={value}
+      onChange={(_, next) => props.onChange(next && { id: next.id, name: next.name })}
+      isOptionEqualToValue={(a, b) => a.id === b.id} getOptionLabel={(option) => option.name}
+      renderInput={(params) => <TextField {...params} label={props.label} error={props.error} helperText={props.helperText} />} />
   );
 }
 

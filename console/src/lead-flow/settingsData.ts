@@ -5,6 +5,7 @@ import { api } from '../api/http';
 import { useFallbackPoll } from '../live/useLive';
 import { useApi } from '../workspace/shared';
 import { type Group, listAll, type Plan, type Rule } from './types';
+import { useLeadFlowPeople } from './access';
 
 // The lead-flow settings as the settings screen and its forms read them: one cache entry per kind, under 'lead-flow',
 // which the live stream reads again when anyone changes a group, a rule or a plan.
@@ -35,13 +36,12 @@ export function useProjects(): Named[] {
   return [...all.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The name of a user the settings name by id: from the groups' members, else the users API (iam readers). */
+/** The name of a user the settings name by id: from the groups' members, else the lead-flow people. */
 export function useUserName(id: string | null, groups: Group[] | undefined): string | null {
-  const { permissions } = usePermissions<Permission[]>();
   const known = id ? groups?.flatMap((g) => g.members).find((m) => m.user_id === id)?.name : undefined;
-  const user = useApi<{ name: string }>(['users', 'lead-flow', id], `/api/iam/users/${id}`, undefined, { enabled: !!id && !known && can(permissions, 'iam', 'read'), staleTime: 60_000 });
+  const people = useLeadFlowPeople(!!id && !known);
   if (!id) return null;
-  return known ?? user.data?.name ?? 'a user';
+  return known ?? people.data?.data.find((person) => person.id === id)?.name ?? 'a user';
 }
 
 /** A form's problems from the API: its 400 details by field, or one message for the whole form. */

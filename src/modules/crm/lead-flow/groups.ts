@@ -10,7 +10,7 @@ import { conflict, notFound, validationError } from '../../../errors.js';
 import { actorOf } from '../../../http/actor.js';
 import { named } from '../../../http/openapi.js';
 import { Created, errorResponses, IdParams, Message, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../../http/schemas.js';
-import { requireFlowManager } from './managers.js';
+import { requireFlowManager } from './settings-access.js';
 import { eligible, memberColumn } from './routing.js';
 
 /**

@@ -11,7 +11,7 @@ import { actorOf } from '../../../http/actor.js';
 import { named } from '../../../http/openapi.js';
 import { Created, errorResponses, IdParams, Message, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../../http/schemas.js';
 import { requireAgent } from './groups.js';
-import { requireFlowManager } from './managers.js';
+import { requireFlowManager } from './settings-access.js';
 
 /**
  * Lead flow rules: tried in `position` order for a new lead without an assignee, the default rule (no conditions, one

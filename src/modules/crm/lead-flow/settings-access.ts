@@ -7,15 +7,20 @@ import { forbidden } from '../../../errors.js';
 
 /**
  * Who may change lead-flow settings (groups, rules, action plans): administrators (iam write), and department managers
- * (a user some department names as its manager) who have crm write. Everyone with crm read may read them. The module
- * guard has already required crm write for the request.
+ * (a user some department names as its manager) who have crm write. Everyone with crm read may read them.
  */
-export async function requireLeadFlowManager(app: App, request: FastifyRequest): Promise<void> {
+export async function mayManageLeadFlow(app: App, request: FastifyRequest): Promise<boolean> {
   const principal = await currentPrincipal(app, request);
-  if (can(principal, ['iam'], 'can_write')) return;
-  if (can(principal, ['crm'], 'can_write')) {
-    const [managed] = await app.database.db.select({ id: departments.id }).from(departments).where(eq(departments.manager_id, principal.user.id)).limit(1);
-    if (managed) return;
-  }
-  throw forbidden('Only administrators and department managers may change lead flow settings');
+  if (can(principal, ['iam'], 'can_write')) return true;
+  if (!can(principal, ['crm'], 'can_write')) return false;
+  const [managed] = await app.database.db.select({ id: departments.id }).from(departments).where(eq(departments.manager_id, principal.user.id)).limit(1);
+  return !!managed;
 }
+
+/** Refuses (403) a settings change by someone who may not make it. */
+export async function requireLeadFlowManager(app: App, request: FastifyRequest): Promise<void> {
+  if (!(await mayManageLeadFlow(app, request))) throw forbidden('Only administrators and department managers may change lead flow settings');
+}
+
+/** `requireLeadFlowManager` as a route hook. */
+export const requireFlowManager = (app: App) => (request: FastifyRequest) => requireLeadFlowManager(app, request);
