@@ -3,7 +3,6 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import * as tar from 'tar';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -17,7 +16,7 @@ import type { Services } from '../src/jobs/registry.js';
 import { STORED_NAME } from '../src/media/library.js';
 import { compiled } from './compiled.js';
 import { make } from './factories.js';
-import { as, createTestApp, createTestDatabase, login, none, pgliteDataDir, serverUrl, type TestContext } from './helpers.js';
+import { as, createTestApp, createTestDatabase, login, none, pgliteDataDir, serverUrl, type TestContext, onServer } from './helpers.js';
 
 // `npm run admin -- backup` and `restore`: the demo's data and files, backed up and restored into an empty place,
 // read back the same through the API; a place that is not empty, and an archive that is not whole, are refused.
@@ -31,16 +30,6 @@ let sourceEnv: Record<string, string>;
 let password: string;
 const emptyDatabases: string[] = [];
 
-/** Runs one statement on the server's maintenance connection. */
-async function onServer(text: string) {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Where a restore may go: a new DATA_DIR, and on a server a new database without any table. */
 async function emptyTarget(): Promise<Record<string, string>> {

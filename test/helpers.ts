@@ -50,7 +50,7 @@ export async function pgliteDataDir(dir: string) {
 }
 
 /** Runs one statement on the server's maintenance connection. */
-async function onServer(text: string) {
+export async function onServer(text: string) {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
