@@ -1,10 +1,13 @@
-import { Box, MenuItem, Stack, TextField, Typography } from '@mui/material';
+import { Box, FormControlLabel, FormHelperText, MenuItem, Stack, Switch, TextField, Typography } from '@mui/material';
 import { useEffect, useState } from 'react';
+import { usePermissions } from 'react-admin';
+import { can, type Permission } from '../api/authProvider';
 import { api } from '../api/http';
 import { useApiAction } from '../shared/useApiAction';
 
 export type Delivery = 'in_app' | 'email' | 'both' | 'none';
 type Settings = Record<string, Delivery>;
+type Preferences = { notifications: Settings; weekly_report: boolean };
 
 /** Each kind of notification as a person reads it, in the order shown. */
 export const KIND_LABELS: [kind: string, label: string][] = [
@@ -18,19 +21,25 @@ export const KIND_LABELS: [kind: string, label: string][] = [
 
 const DELIVERIES: [Delivery, string][] = [['in_app', 'In the app'], ['email', 'E-mail'], ['both', 'Both'], ['none', 'None']];
 
-/** My account's notification settings: how each kind reaches me (PATCH /api/auth/preferences, one kind at a time). */
+/**
+ * My account's notification settings: how each kind reaches me, and (crm readers) the Monday e-mail of the sales
+ * reports (PATCH /api/auth/preferences, one setting at a time).
+ */
 export function NotificationSettings() {
-  const { run } = useApiAction();
-  const [settings, setSettings] = useState<Settings | null>(null);
+  const { run, busy } = useApiAction();
+  const { permissions } = usePermissions<Permission[]>();
+  const [preferences, setPreferences] = useState<Preferences | null>(null);
+  const settings = preferences?.notifications;
 
   useEffect(() => {
-    void run(() => api<{ notifications: Settings }>('/api/auth/preferences')).then((answer) => answer && setSettings(answer.notifications));
+    void run(() => api<Preferences>('/api/auth/preferences')).then((answer) => answer && setPreferences(answer));
   }, [run]);
 
-  const change = async (kind: string, delivery: Delivery) => {
-    const answer = await run(() => api<{ notifications: Settings }>('/api/auth/preferences', { method: 'PATCH', body: { notifications: { [kind]: delivery } } }), 'Notification settings saved');
-    if (answer) setSettings(answer.notifications);
+  const save = async (body: Partial<Preferences> | { notifications: Partial<Settings> }, done: string) => {
+    const answer = await run(() => api<Preferences>('/api/auth/preferences', { method: 'PATCH', body }), done);
+    if (answer) setPreferences(answer);
   };
+  const change = (kind: string, delivery: Delivery) => save({ notifications: { [kind]: delivery } }, 'Notification settings saved');
 
   return (
     <Box component="section" aria-labelledby="notification-settings">
@@ -43,6 +52,15 @@ export function NotificationSettings() {
               {DELIVERIES.map(([value, text]) => <MenuItem key={value} value={value}>{text}</MenuItem>)}
             </TextField>
           ))}
+          {can(permissions, 'crm', 'read') ? (
+            <Box>
+              <FormControlLabel
+                control={<Switch checked={preferences!.weekly_report} disabled={busy} onChange={(event) => void save({ weekly_report: event.target.checked }, event.target.checked ? 'The weekly report will come on Mondays' : 'No more weekly report e-mails')} slotProps={{ input: { 'aria-describedby': 'weekly-report-help' } }} />}
+                label="Weekly report e-mail (Mondays)"
+              />
+              <FormHelperText id="weekly-report-help" sx={{ mt: 0 }}>The sales reports' key figures for the week before, within what you may see, each with a link to its report.</FormHelperText>
+            </Box>
+          ) : null}
         </Stack>
       ) : null}
     </Box>

@@ -1,4 +1,5 @@
 import AltRouteIcon from '@mui/icons-material/AltRoute';
+import AssessmentIcon from '@mui/icons-material/Assessment';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
 import ManageAccountsIcon from '@mui/icons-material/ManageAccounts';
@@ -43,6 +44,7 @@ function Navigation() {
               <Menu.Item to="/crm/pipeline" primaryText="Pipeline" leftIcon={<ViewKanbanIcon />} />
               <Menu.Item to="/crm/availability" primaryText="Availability" leftIcon={<GridViewIcon />} />
               <Menu.Item to="/lead-flow" primaryText="Lead flow" leftIcon={<AltRouteIcon />} />
+              <Menu.Item to="/reports" primaryText="Reports" leftIcon={<AssessmentIcon />} />
             </>
           ) : null}
           {RESOURCES.filter((spec) => spec.module === module).map((spec) => (
