@@ -49,10 +49,9 @@ export function ReportChart({ spec, answer }: { spec: ChartSpec; answer: ReportA
         <Typography variant="body2" color="text.secondary" id={`${id}-description`} sx={{ mb: 1 }}>{description}</Typography>
         <Box className={asTable ? 'report-when-printed' : undefined} sx={{ display: asTable ? 'none' : 'block' }}>
           <ScrollX label={`${title}: chart`}>
-            <Box sx={{ minWidth: horizontal ? undefined : Math.max(280, categories.length * PER_CATEGORY * Math.max(1, plotted.filter((p) => !p.column.stack).length / 2)) }}>
+            {/* The chart as one image, named and described; its figures are in the table beside it. */}
+            <Box role="img" aria-label={title} aria-describedby={`${id}-description`} sx={{ minWidth: horizontal ? undefined : Math.max(280, categories.length * PER_CATEGORY * Math.max(1, plotted.filter((p) => !p.column.stack).length / 2)) }}>
               <BarChart
-                title={title}
-                desc={description}
                 height={horizontal ? Math.max(200, categories.length * PER_ROW + 90) : 300}
                 layout={horizontal ? 'horizontal' : 'vertical'}
                 xAxis={horizontal ? valueAxis : bandAxis}

@@ -1,6 +1,6 @@
 import DownloadIcon from '@mui/icons-material/Download';
 import PrintIcon from '@mui/icons-material/Print';
-import { Alert, Autocomplete, Box, Button, Card, CardContent, Checkbox, GlobalStyles, LinearProgress, ListItemText, MenuItem, Skeleton, Stack, Tab, Tabs, TextField, Typography } from '@mui/material';
+import { Alert, Autocomplete, Box, Button, Card, Checkbox, GlobalStyles, LinearProgress, ListItemText, MenuItem, Skeleton, Stack, Tab, Tabs, TextField, Typography } from '@mui/material';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Title, useAuthenticated, useLogoutIfAccessDenied, usePermissions } from 'react-admin';
@@ -122,11 +122,10 @@ function Totals({ report, answer }: { report: ReportSpec; answer: ReportAnswer }
   return (
     <Box component="dl" aria-label="Totals" sx={{ display: 'grid', gap: 2, gridTemplateColumns: 'repeat(auto-fill, minmax(150px, 1fr))', m: 0, mb: 2 }}>
       {report.totals.map((figure) => (
-        <Card key={figure.key} variant="outlined" sx={{ breakInside: 'avoid' }}>
-          <CardContent sx={{ '&:last-child': { pb: 2 } }}>
-            <Typography component="dt" variant="body2" color="text.secondary">{figure.label}</Typography>
-            <Typography component="dd" variant="h5" sx={{ m: 0 }}>{formatted(answer.totals[figure.key], figure.format)}</Typography>
-          </CardContent>
+        // dt and dd directly in the card (a div): a description list allows nothing else between.
+        <Card key={figure.key} variant="outlined" sx={{ breakInside: 'avoid', p: 2 }}>
+          <Typography component="dt" variant="body2" color="text.secondary">{figure.label}</Typography>
+          <Typography component="dd" variant="h5" sx={{ m: 0 }}>{formatted(answer.totals[figure.key], figure.format)}</Typography>
         </Card>
       ))}
     </Box>
