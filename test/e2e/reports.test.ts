@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { choose, chooseMany, type Console, expectAccessible, expectNoOverflow, heading, menuItem, openScreen, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { choose, chooseMany, type Console, expectAccessible, expectNoOverflow, heading, menuItem, openScreen, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder, trackRequests } from './harness.js';
 
 // The Reports section of the staff console, in Chromium against the real service (see ./harness.ts): leads, a
 // reservation, a sale and activities seeded through the API; each report's totals equal the API's for the same query;
@@ -121,12 +121,17 @@ describe.skipIf(SKIP_BROWSER)('reports in Chromium', { timeout: 180_000 }, () =>
     expect(await expectApiFigures()).toEqual({ Leads: '5', Contacted: '3', Qualified: '1', Reserved: '1', Sold: '1' });
     await page.getByRole('img', { name: 'Leads at each stage' }).waitFor();
     await accessibleAtBothWidths('funnel report', () => page.getByRole('img', { name: 'Leads at each stage' }).waitFor());
+    // Tall enough for the filters, the totals and the first chart.
+    await page.setViewportSize({ width: 1200, height: 1100 });
+    await quiet(page);
     await shot(page, 'reports-funnel');
+    await page.setViewportSize({ width: 1200, height: 760 });
   });
 
   test('changing the range, a filter and the grouping changes the address; the figures follow', async () => {
+    await quiet(page);
     await chooseMany(page, 'Source', ['website']);
-    await poll(() => search().get('source')).toBe('website');
+    await poll(() => search().get('source'), `source in ${page.url()}`).toBe('website');
     expect(await expectApiFigures()).toEqual({ Leads: '3', Contacted: '2', Qualified: '1', Reserved: '1', Sold: '1' });
 
     await choose(page, 'Group by', 'Project');
@@ -252,6 +257,30 @@ describe.skipIf(SKIP_BROWSER)('reports in Chromium', { timeout: 180_000 }, () =>
     await page.getByRole('img', { name: 'Units by status at the end of each month' }).waitFor();
     await accessibleAtBothWidths('projects report', () => page.getByRole('img', { name: 'Months of inventory left' }).waitFor());
     expect(app.serverErrors, app.log()).toEqual([]);
+  });
+
+  test('someone with crm read only has Reports too, its filters read without a refusal, and sees their own scope\'s figures', async () => {
+    const ray = { email: 'ray@example.com', password: 'Ray-Reader-1!', name: 'Ray Reader' };
+    const user = await apiCall('POST', '/api/iam/users', ray);
+    await apiCall('POST', '/api/iam/module-access', { user_id: user.id, module: 'crm', can_read: true, can_write: false, scope: 'own' });
+    const context = await app.browser.newContext({ viewport: { width: 1200, height: 760 }, locale: 'en-GB', timezoneId: 'UTC', reducedMotion: 'reduce' });
+    try {
+      const other = await context.newPage();
+      trackRequests(other);
+      const refused: string[] = [];
+      other.on('response', (response) => response.status() >= 400 && refused.push(`${response.status()} ${response.url()}`));
+      await signIn(other, base, ray.email, ray.password);
+      await heading(other, /^My day$/).waitFor();
+      await menuItem(other, 'Reports').click();
+      await heading(other, /^Reports$/).waitFor();
+      // Ray owns no lead: his own scope counts none.
+      await other.getByText('No leads in this range.').waitFor();
+      expect(await totalsOn(other)).toMatchObject({ Leads: '0' });
+      await quiet(other);
+      expect(refused).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 
   test('My account: the weekly report switch persists', async () => {

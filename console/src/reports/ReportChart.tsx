@@ -8,6 +8,8 @@ import { type ChartSpec, formatted, type ReportAnswer } from './definitions';
 /** Room per category (a group of bars): past what the screen holds, the chart scrolls sideways in its own region. */
 const PER_CATEGORY = 64;
 const PER_ROW = 34;
+/** The console's own colours (theme.ts: primary, then darker tones that keep 3:1 against white beside each other). */
+const COLOURS = ['#1565c0', '#ef6c00', '#2e7d32', '#6a1b9a', '#00838f', '#ad1457', '#5d4037'];
 
 /**
  * One chart of a report, named and described for a screen reader, with "Show as table": the same figures as a table
@@ -34,7 +36,15 @@ export function ReportChart({ spec, answer }: { spec: ChartSpec; answer: ReportA
   const shares = plotted.every(({ column }) => column.format === 'share');
   const horizontal = !!spec.horizontal;
   const bandAxis = [{ scaleType: 'band' as const, data: categories, id: 'categories' }];
-  const valueAxis = [{ id: 'values', min: 0, ...(shares ? { max: 1, valueFormatter: (value: number) => formatted(value, 'share') } : {}) }];
+  const counts = plotted.every(({ column }) => column.format === 'count');
+  const valueAxis = [{
+    id: 'values',
+    min: 0,
+    ...(shares ? { max: 1, valueFormatter: (value: number) => formatted(value, 'share') } : {}),
+    // Whole steps for counts; room above the highest bar for its label.
+    ...(counts ? { tickMinStep: 1 } : {}),
+    ...(labelled && !shares ? { domainLimit: (_: unknown, max: unknown) => ({ min: 0, max: Math.max(1, Number(max) * 1.12) }) } : {}),
+  }];
   return (
     <Card component="section" aria-labelledby={`${id}-title`} className="report-chart" sx={{ breakInside: 'avoid' }}>
       <CardContent>
@@ -50,13 +60,14 @@ export function ReportChart({ spec, answer }: { spec: ChartSpec; answer: ReportA
         <Box className={asTable ? 'report-when-printed' : undefined} sx={{ display: asTable ? 'none' : 'block' }}>
           <ScrollX label={`${title}: chart`}>
             {/* The chart as one image, named and described; its figures are in the table beside it. */}
-            <Box role="img" aria-label={title} aria-describedby={`${id}-description`} sx={{ minWidth: horizontal ? undefined : Math.max(280, categories.length * PER_CATEGORY * Math.max(1, plotted.filter((p) => !p.column.stack).length / 2)) }}>
+            <Box role="img" aria-label={title} aria-describedby={`${id}-description`} sx={{ minWidth: horizontal ? 520 : Math.max(280, categories.length * PER_CATEGORY * Math.max(1, plotted.filter((p) => !p.column.stack).length / 2)) }}>
               <BarChart
                 height={horizontal ? Math.max(200, categories.length * PER_ROW + 90) : 300}
                 layout={horizontal ? 'horizontal' : 'vertical'}
                 xAxis={horizontal ? valueAxis : bandAxis}
-                yAxis={horizontal ? [{ ...bandAxis[0], width: 140 }] : valueAxis}
+                yAxis={horizontal ? [{ ...bandAxis[0], width: 210 }] : valueAxis}
                 series={series}
+                colors={COLOURS}
                 hideLegend={series.length < 2}
                 skipAnimation
               />

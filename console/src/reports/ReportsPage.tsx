@@ -120,7 +120,7 @@ function Filters({ report, params, set, answer, permissions }: {
 /** The totals of the range, each a figure with its name (a description list). */
 function Totals({ report, answer }: { report: ReportSpec; answer: ReportAnswer }) {
   return (
-    <Box component="dl" aria-label="Totals" sx={{ display: 'grid', gap: 2, gridTemplateColumns: 'repeat(auto-fill, minmax(150px, 1fr))', m: 0, mb: 2 }}>
+    <Box component="dl" aria-label="Totals" sx={{ display: 'grid', gap: 2, gridTemplateColumns: 'repeat(auto-fill, minmax(140px, 1fr))', m: 0, mb: 2 }}>
       {report.totals.map((figure) => (
         // dt and dd directly in the card (a div): a description list allows nothing else between.
         <Card key={figure.key} variant="outlined" sx={{ breakInside: 'avoid', p: 2 }}>
@@ -136,7 +136,7 @@ function Totals({ report, answer }: { report: ReportSpec; answer: ReportAnswer }
 const printStyles = (
   <GlobalStyles styles={{
     '@media print': {
-      'header.MuiAppBar-root, .MuiDrawer-root, .RaSidebar-fixed, .report-chrome, .MuiLinearProgress-root': { display: 'none !important' },
+      'header.MuiAppBar-root, .MuiDrawer-root, .RaSidebar-fixed, .skip-nav-button, .report-chrome, .MuiLinearProgress-root': { display: 'none !important' },
       '.report-when-printed': { display: 'block !important' },
       '.RaLayout-appFrame': { marginTop: '0 !important' },
       '.RaLayout-content': { padding: '0 !important', backgroundColor: '#fff' },
