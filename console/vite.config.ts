@@ -15,8 +15,9 @@ export default defineConfig({
     rollupOptions: {
       output: {
         // The framework in one chunk: split across the lazy screens, react-admin's modules (which import each other in
-        // circles) would load out of order. What only one screen needs (Markdown, QR codes) stays with that screen.
-        manualChunks: (id) => (/node_modules\/(?!marked|dompurify|qrcode)/.test(id) ? 'framework' : undefined),
+        // circles) would load out of order. What only one screen needs (Markdown, QR codes, the reports' charts with
+        // their d3 scales) stays with that screen.
+        manualChunks: (id) => (/node_modules\/(?!marked|dompurify|qrcode|@mui\/x-|d3-|internmap|flatqueue|bezier-easing)/.test(id) ? 'framework' : undefined),
       },
     },
   },
