@@ -30,7 +30,10 @@ export function ReportChart({ spec, answer }: { spec: ChartSpec; answer: ReportA
     stack: column.stack,
     data: table.rows.map((row) => row.values[index]),
     valueFormatter: (value: number | null) => formatted(value, column.format),
-    ...(labelled ? { barLabel: (item: { value: number | null }) => formatted(item.value, column.format), barLabelPlacement: 'outside' as const } : {}),
+    ...(labelled ? {
+      barLabel: (item: { value: number | null; dataIndex: number }) => (spec.barLabel ? spec.barLabel(table.rows[item.dataIndex].values) : formatted(item.value, column.format)),
+      barLabelPlacement: 'outside' as const,
+    } : {}),
   }));
   // A share is drawn in percent of 1; everything else as it is.
   const shares = plotted.every(({ column }) => column.format === 'share');

@@ -19,6 +19,8 @@ export type ChartSpec = {
   rowHeader: (answer: ReportAnswer) => string;
   table: (answer: ReportAnswer) => ChartTable;
   horizontal?: boolean;
+  /** What each bar says above it, from its row's values (a single series only); default: its figure. */
+  barLabel?: (values: (number | null)[]) => string;
 };
 export type ReportSpec = {
   name: string;
@@ -76,6 +78,8 @@ const funnel: ReportSpec = {
       title: () => 'Leads at each stage',
       describe: (answer) => `Of the ${answer.totals.leads} leads created ${range(answer)}: ${STAGES.slice(1).map(([key, label]) => `${label.toLowerCase()} ${answer.totals[key]} (${formatted(answer.totals[`${key}_rate`], 'share')})`).join(', ')}.`,
       rowHeader: () => 'Stage',
+      // The count and, past the first stage, the conversion rate from leads.
+      barLabel: ([count, rate]) => (rate === 1 || rate === null ? formatted(count, 'count') : `${formatted(count, 'count')} (${formatted(rate, 'share')})`),
       table: (answer) => ({
         columns: [{ label: 'Leads', format: 'count', plotted: true }, { label: 'Share of leads', format: 'share' }],
         rows: STAGES.map(([key, label]) => ({ label, values: [answer.totals[key], key === 'leads' ? (answer.totals.leads ? 1 : null) : answer.totals[`${key}_rate`]] })),
