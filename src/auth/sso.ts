@@ -62,7 +62,8 @@ export function clientOf(provider: SsoProvider, production: boolean): Promise<oi
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
   // An http issuer (a test's or a developer's own) only outside production; production takes https alone.
   const insecure = !production && provider.issuer.startsWith('http:');
-  const config = oidc.discovery(new URL(provider.issuer), provider.clientId, provider.clientSecret, undefined, {
+  // HTTP Basic client authentication: the default of Okta and every OpenID Certified provider (Google, Entra ID, Keycloak take it too).
+  const config = oidc.discovery(new URL(provider.issuer), provider.clientId, undefined, oidc.ClientSecretBasic(provider.clientSecret), {
     timeout: 10, ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
   });
   discovered.set(key, { at: Date.now(), config });
