@@ -352,6 +352,8 @@ describe('providers in iam', () => {
     const list = await as(ctx, admin).get('/api/iam/sso-providers');
     expect(list.json().data[0]).toMatchObject({ id: 'oidc', name: 'Company Login', read_only: true, redirect_uri: `${BASE}/api/auth/sso/oidc/callback` });
     expect(list.body).not.toMatch(/secret-0123456789/);
+    const env = await as(ctx, admin).get('/api/iam/sso-providers/oidc');
+    expect(env.json()).toEqual(list.json().data[0]);
     const rotated = 'rotated-secret-9876543210';
     expect((await as(ctx, admin).patch(`/api/iam/sso-providers/${id}`, { client_secret: rotated, name: 'Secret IdP 2' })).statusCode).toBe(200);
     expect((await as(ctx, admin).delete(`/api/iam/sso-providers/${id}`)).statusCode).toBe(200);

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import { defineResource } from '../../data/resource.js';
 import type { Executor } from '../../db/client.js';
 import { departments, MODULES, ssoProviders } from '../../db/schema/index.js';
-import { validationError } from '../../errors.js';
+import { notFound, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
@@ -141,9 +141,27 @@ export default async function ssoProviderRoutes(app: App) {
   const { config } = app;
   const answer = (row: Record<string, unknown>) => ({ ...row, redirect_uri: redirectUriOf(config, String(row.id)), read_only: false }) as Static<typeof SsoProvider>;
 
+  const envAnswer = () => config.ssoOidc && {
+    id: ENV_PROVIDER_ID, name: config.ssoOidc.name, issuer: config.ssoOidc.issuer, client_id: config.ssoOidc.clientId, scopes: config.ssoOidc.scopes,
+    enabled: true, jit: false, jit_department: null, jit_grants: [], redirect_uri: redirectUriOf(config, ENV_PROVIDER_ID), read_only: true,
+    created_at: null, updated_at: null,
+  };
+
   app.addHook('onRoute', (route) => {
     const description = DESCRIPTIONS[`${route.method} ${route.url}`];
     if (description && route.schema && !route.schema.description) route.schema = { ...route.schema, description };
+  });
+
+  app.get(`/api/iam/sso-providers/${ENV_PROVIDER_ID}`, {
+    schema: {
+      operationId: 'getSsoProviderOfEnvironment', summary: 'The identity provider set by environment',
+      description: 'The provider SSO_OIDC_* configure, as the list shows it (`read_only`: change it in the environment); 404 when none is set.',
+      response: { 200: SsoProvider, ...errorResponses },
+    },
+  }, async () => {
+    const env = envAnswer();
+    if (!env) throw notFound('SSO provider');
+    return env;
   });
 
   app.get('/api/iam/sso-providers', {
@@ -154,11 +172,7 @@ export default async function ssoProviderRoutes(app: App) {
   }, async () => {
     const rows = await db.select(ssoProviderResource.view.fields as never).from(providers)
       .leftJoin(departments, eq(departments.id, providers.jit_department_id)).orderBy(asc(providers.name), asc(providers.id)) as Record<string, unknown>[];
-    const env = config.ssoOidc && {
-      id: ENV_PROVIDER_ID, name: config.ssoOidc.name, issuer: config.ssoOidc.issuer, client_id: config.ssoOidc.clientId, scopes: config.ssoOidc.scopes,
-      enabled: true, jit: false, jit_department: null, jit_grants: [], redirect_uri: redirectUriOf(config, ENV_PROVIDER_ID), read_only: true,
-      created_at: null, updated_at: null,
-    };
+    const env = envAnswer();
     return { data: [...(env ? [env] : []), ...rows.map(answer)] };
   });
 
