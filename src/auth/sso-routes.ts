@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { APIError } from 'better-auth/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as oidc from 'openid-client';
 import { v7 as uuidv7 } from 'uuid';
@@ -47,16 +48,15 @@ const SsoProviderList = named('SsoProviderList', Strict({
 
 const TWO_FACTOR_RULE = 'An SSO sign-in is not asked for the service\'s two-factor code: the identity provider owns authentication and its MFA.';
 
-/** The claims the sign-in needs: from the ID token, else from the UserInfo endpoint. */
+/** The claims the sign-in needs: from the ID token, else (a provider that keeps them there) the UserInfo endpoint. */
 async function identityOf(client: oidc.Configuration, tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>) {
   const claims = tokens.claims();
   if (!claims) throw REFUSED.invalid();
-  let found: Record<string, unknown> = claims;
+  const found: Record<string, unknown> = { ...claims };
   if (typeof claims.email !== 'string' || claims.email_verified === undefined) {
+    // The answer must be about the ID token's subject (openid-client checks it).
     const info = await oidc.fetchUserInfo(client, tokens.access_token, claims.sub).catch(() => undefined);
-    if (info) found = { ...info, ...Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== undefined)) };
-    if (typeof claims.email !== 'string' && info) found.email = info.email;
-    if (claims.email_verified === undefined && info) found.email_verified = info.email_verified;
+    for (const claim of ['email', 'email_verified', 'name'] as const) found[claim] ??= info?.[claim];
   }
   const email = typeof found.email === 'string' ? found.email.trim().toLowerCase() : '';
   if (!email || email.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw REFUSED.noEmail();
@@ -86,7 +86,6 @@ export default async function ssoRoutes(app: App) {
   };
 
   app.get('/api/auth/sso', {
-    config: { rateBucket: 'auth' },
     schema: {
       tags, summary: 'The identity providers staff may sign in with', security: [],
       description: 'Enabled providers, for the sign-in page\'s *Sign in with …* buttons: the one set by environment (id `oidc`) first, then those administrators configured, by name. '
@@ -95,8 +94,8 @@ export default async function ssoRoutes(app: App) {
     },
   }, async () => ({ data: await enabledProviders(database, config) }));
 
+  // Starting checks no credential (the read limit bounds it); the callback, which does, counts as a sign-in.
   app.get('/api/auth/sso/:provider', {
-    config: { rateBucket: 'auth' },
     schema: {
       tags, summary: 'Start signing in with an identity provider', security: [], params: ProviderParams,
       description: 'Redirects (302) the browser to the identity provider, with state, nonce and PKCE; the state is single-use, expires after '
@@ -163,7 +162,11 @@ export default async function ssoRoutes(app: App) {
       });
       const identity = await identityOf(client, tokens);
       const userId = await signInUser(request, provider, identity);
-      const { headers } = await ssoSession({ body: { userId }, headers: authHeaders(request), returnHeaders: true });
+      // The user deleted a moment ago: Better Auth no longer finds them.
+      const { headers } = await ssoSession({ body: { userId }, headers: authHeaders(request), returnHeaders: true }).catch((err: unknown) => {
+        if (err instanceof APIError) throw REFUSED.noAccount();
+        throw err;
+      });
       request.log.info({ sso: { provider: id, outcome: 'signed-in', userId } }, 'sso sign-in');
       return reply.header('set-cookie', [stateCookie('', 0), ...headers.getSetCookie()]).redirect(`${config.baseUrl}/`, 302);
     } catch (err) {

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { idpIssuer, startIdp } from '../sso-idp.js';
-import { type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { choose, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // Single sign-on in the staff console, in Chromium against the real service and a real OpenID provider (oidc-provider
 // with its development login and consent pages): the sign-in page offers *Sign in with <name>* (axe at 1200 and
@@ -85,12 +85,33 @@ describe.skipIf(SKIP_BROWSER)('single sign-on in Chromium', { timeout: 180_000 }
     expect((await session.json()).user.email).toBe(ADMIN.email);
   });
 
-  test('the SSO providers screen lists the provider set by environment, read-only; the user form has Require single sign-on', async () => {
+  test('SSO providers: the one set by environment read-only, a new one made on the screen; the user form has Require single sign-on', async () => {
     await menuItem(page, 'SSO providers').click();
     await heading(page, /^SSO providers$/).waitFor();
     await page.getByText(PROVIDER_NAME).first().click();
     await page.getByText(`${base}/api/auth/sso/oidc/callback`).waitFor();
     await expect.poll(() => page.getByRole('link', { name: 'Edit' }).count()).toBe(0);
+    // A provider added on the screen: the secret written once and never shown, permissions for the users it provisions.
+    await menuItem(page, 'SSO providers').click();
+    await heading(page, /^SSO providers$/).waitFor();
+    await page.getByRole('link', { name: 'Create' }).click();
+    await field(page, 'Name').waitFor();
+    await expectAccessible(page, 'a new SSO provider');
+    await field(page, 'Name').fill('Okta');
+    await field(page, 'Issuer URL').fill('https://example.okta.com');
+    await field(page, 'Client ID').fill('okta-client');
+    await field(page, 'Client secret').fill('okta-secret-never-shown');
+    await field(page, 'Provision users').check();
+    await page.getByRole('button', { name: 'Add' }).click();
+    await choose(page, 'Module', 'crm');
+    await field(page, 'Read').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => {
+      const listed = await (await page.request.get(`${base}/api/iam/sso-providers`)).json();
+      return listed.data.find((p: { name: string }) => p.name === 'Okta') ?? null;
+    }).toMatchObject({ issuer: 'https://example.okta.com', client_id: 'okta-client', jit: true, jit_grants: [{ module: 'crm', can_read: true, can_write: false, can_delete: false }] });
+    await expect.poll(() => page.getByText('okta-secret-never-shown').count()).toBe(0);
+
     await menuItem(page, 'Users').click();
     await heading(page, /^Users$/).waitFor();
     await page.getByRole('link', { name: 'Create' }).click();
