@@ -4,9 +4,11 @@ import type { App } from '../../types.js';
 import { ENV_PROVIDER_ID, redirectUriOf } from '../../auth/sso.js';
 import type { Config } from '../../config.js';
 import { defineResource } from '../../data/resource.js';
+import { withSecret } from '../../data/secret-columns.js';
 import type { Executor } from '../../db/client.js';
 import { departments, MODULES, ssoProviders } from '../../db/schema/index.js';
 import { notFound, validationError } from '../../errors.js';
+import { describeRoutes } from '../../http/openapi.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, Nullable, PartialStrict, RequiredText, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
@@ -84,9 +86,8 @@ const ProviderInput = Strict(inputFields, {
 });
 const ProviderPatch = PartialStrict(Strict(inputFields, { examples: [{ enabled: false }, { client_secret: 'the-rotated-secret' }] }));
 
-type ProviderRow = typeof providers.$inferSelect;
-/** What the audit trail (and the change log) records of a provider: never its secret. */
-const withoutSecret = ({ client_secret: _secret, ...rest }: ProviderRow) => rest;
+/** The client secret is never in the audit trail (nor the change log: migration `sso`). */
+const secret = withSecret(ssoProviderResource, 'client_secret');
 
 /** 400 `details.issuer` unless an absolute http(s) URL (https in production) with no query or fragment. */
 function assertIssuer(config: Config, issuer: string | undefined) {
@@ -147,10 +148,7 @@ export default async function ssoProviderRoutes(app: App) {
     created_at: null, updated_at: null,
   };
 
-  app.addHook('onRoute', (route) => {
-    const description = DESCRIPTIONS[`${route.method} ${route.url}`];
-    if (description && route.schema && !route.schema.description) route.schema = { ...route.schema, description };
-  });
+  describeRoutes(app, DESCRIPTIONS);
 
   app.get(`/api/iam/sso-providers/${ENV_PROVIDER_ID}`, {
     schema: {
@@ -190,35 +188,14 @@ export default async function ssoProviderRoutes(app: App) {
           enabled: body.enabled ?? true, jit: body.jit ?? false, jit_department_id: body.jit_department_id ?? null, jit_grants: body.jit_grants ?? [],
         };
       },
-      insert: async (work, values) => {
-        const [row] = await work.tx.insert(providers).values(values as typeof providers.$inferInsert).returning();
-        await work.audit({ action: 'create', resource: ssoProviderResource, id: row.id, after: withoutSecret(row) });
-        return row;
-      },
+      insert: secret.insert,
     },
     update: {
       body: ProviderPatch,
       summary: 'Update an identity provider (only the fields sent; the secret is replaced when sent)',
       validate: async (body) => assertBody(config, db, body),
-      change: async (work, id, values) => {
-        const current = await work.lock(ssoProviderResource, id);
-        const patch = await values(current);
-        const [row] = await work.tx.update(providers).set(patch).where(eq(providers.id, id)).returning();
-        const replaced = patch.client_secret !== undefined && patch.client_secret !== current.client_secret;
-        await work.audit({
-          action: 'update', resource: ssoProviderResource, id,
-          before: { ...withoutSecret(current), ...(replaced ? { credential: null } : {}) }, after: { ...withoutSecret(row), ...(replaced ? { credential: 'replaced' } : {}) },
-        });
-        return row;
-      },
+      change: secret.change,
     },
-    remove: {
-      summary: 'Remove an identity provider',
-      remove: async (work, id) => {
-        const current = await work.lock(ssoProviderResource, id);
-        await work.tx.delete(providers).where(eq(providers.id, id));
-        await work.audit({ action: 'delete', resource: ssoProviderResource, id, before: withoutSecret(current) });
-      },
-    },
+    remove: { summary: 'Remove an identity provider', remove: secret.remove },
   });
 }
