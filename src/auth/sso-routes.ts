@@ -80,8 +80,8 @@ export default async function ssoRoutes(app: App) {
   const stateCookie = (value: string, maxAgeSeconds: number) =>
     `${STATE_COOKIE}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${config.production ? '; Secure' : ''}`;
 
-  const refuse = (request: FastifyRequest, reply: FastifyReply, provider: string, refusal: Refusal, userId?: string) => {
-    request.log.warn({ sso: { provider, outcome: 'refused', reason: refusal.reason, ...(userId ? { userId } : {}) } }, 'sso sign-in refused');
+  const refuse = (request: FastifyRequest, reply: FastifyReply, provider: string, refusal: Refusal) => {
+    request.log.warn({ sso: { provider, outcome: 'refused', reason: refusal.reason } }, 'sso sign-in refused');
     return reply.header('set-cookie', stateCookie('', 0)).redirect(signInPage(refusal.said), 302);
   };
 

@@ -62,10 +62,11 @@ export function clientOf(provider: SsoProvider, production: boolean): Promise<oi
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
   // An http issuer (a test's or a developer's own) only outside production; production takes https alone.
   const insecure = !production && provider.issuer.startsWith('http:');
-  // HTTP Basic client authentication: the default of Okta and every OpenID Certified provider (Google, Entra ID, Keycloak take it too).
+  // HTTP Basic client authentication: OpenID Connect's default (Okta's too); Google, Entra ID and Keycloak take it.
   const config = oidc.discovery(new URL(provider.issuer), provider.clientId, undefined, oidc.ClientSecretBasic(provider.clientSecret), {
     timeout: 10, ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
   });
+  for (const [old, entry] of discovered) if (Date.now() - entry.at >= DISCOVERY_TTL_MS) discovered.delete(old);
   discovered.set(key, { at: Date.now(), config });
   config.catch(() => discovered.delete(key));
   return config;
