@@ -11,6 +11,7 @@ import { enforceModuleGuards, forgetChangedPrincipals, type Principal } from './
 import { PrincipalCache } from './auth/principals.js';
 import { BackgroundWork } from './background.js';
 import authRoutes from './auth/routes.js';
+import ssoRoutes from './auth/sso-routes.js';
 import { registerOriginCheck } from './http/origin-check.js';
 import { CONSOLE_DIR, registerConsole } from './http/console.js';
 import { registerDocs } from './http/docs.js';
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(healthRoutes);
   await app.register(cronRoutes);
   await app.register(authRoutes);
+  await app.register(ssoRoutes);
   await app.register(accountTokenRoutes);
   await app.register(preferenceRoutes);
   await app.register(notificationRoutes);

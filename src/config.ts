@@ -80,7 +80,11 @@ export type Config = {
   workDays: number[];
   /** Live streams (`GET /api/live`) one user may hold open on one instance; one more closes their oldest. */
   liveStreamsPerUser: number;
+  /** The identity provider staff may sign in with, set by environment (SSO_OIDC_*); administrators may add more in iam. */
+  ssoOidc: SsoOidcConfig | undefined;
 };
+
+export type SsoOidcConfig = { issuer: string; clientId: string; clientSecret: string; name: string; scopes: string };
 
 export type S3Config = {
   /** Undefined: AWS's own endpoint for the region. */
@@ -186,6 +190,24 @@ function s3Of(env: Env): S3Config | undefined {
   const region = env.S3_REGION?.trim() || 'us-east-1';
   if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1, got "${region}"`);
   return { endpoint, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', endpoint !== undefined) };
+}
+
+/** SSO_OIDC_ISSUER turns the environment's identity provider on; its client id and secret come with it. */
+function ssoOidcOf(env: Env, production: boolean): SsoOidcConfig | undefined {
+  const issuer = url(env, 'SSO_OIDC_ISSUER', production ? ['https'] : ['http', 'https']);
+  const clientId = env.SSO_OIDC_CLIENT_ID?.trim() || undefined;
+  const clientSecret = env.SSO_OIDC_CLIENT_SECRET?.trim() || undefined;
+  const name = env.SSO_OIDC_NAME?.trim() || 'SSO';
+  const scopes = env.SSO_OIDC_SCOPES?.trim() || 'openid email profile';
+  if (!issuer) {
+    const stray = ['SSO_OIDC_CLIENT_ID', 'SSO_OIDC_CLIENT_SECRET', 'SSO_OIDC_NAME', 'SSO_OIDC_SCOPES'].find((n) => env[n]?.trim());
+    if (stray) throw new ConfigError(`SSO_OIDC_ISSUER is required when ${stray} is set`);
+    return undefined;
+  }
+  if (!clientId || !clientSecret) throw new ConfigError('SSO_OIDC_CLIENT_ID and SSO_OIDC_CLIENT_SECRET are required when SSO_OIDC_ISSUER is set');
+  if (name.length > 100) throw new ConfigError('SSO_OIDC_NAME must be at most 100 characters');
+  if (!scopes.split(/\s+/).includes('openid')) throw new ConfigError(`SSO_OIDC_SCOPES must include openid, got "${scopes}"`);
+  return { issuer, clientId, clientSecret, name, scopes };
 }
 
 /** Reads `.env` from the working directory (real environment variables win). */
@@ -359,5 +381,6 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     workHours: workHours(env),
     workDays: workDays(env),
     liveStreamsPerUser: integer(env, 'LIVE_STREAMS_PER_USER', 5, 1, 100),
+    ssoOidc: ssoOidcOf(env, production),
   };
 }

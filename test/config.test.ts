@@ -147,6 +147,18 @@ test('uploads: local storage by default; S3 settings parse, and half of them sto
   expect(configError({ S3_BUCKET: 'media', S3_ACCESS_KEY_ID: 'k' }).message).toContain('S3_SECRET_ACCESS_KEY');
 });
 
+test('single sign-on by environment: off by default; the issuer needs its client; half of it stops start-up', () => {
+  expect(loadConfig({ AUTH_SECRET: SECRET }).ssoOidc).toBeUndefined();
+  const client = { SSO_OIDC_CLIENT_ID: 'pms', SSO_OIDC_CLIENT_SECRET: 's3cret' };
+  expect(loadConfig({ AUTH_SECRET: SECRET, SSO_OIDC_ISSUER: 'https://accounts.google.com', ...client }).ssoOidc)
+    .toEqual({ issuer: 'https://accounts.google.com', clientId: 'pms', clientSecret: 's3cret', name: 'SSO', scopes: 'openid email profile' });
+  expect(configError({ SSO_OIDC_ISSUER: 'https://accounts.google.com', SSO_OIDC_CLIENT_ID: 'pms' }).message).toContain('SSO_OIDC_CLIENT_SECRET');
+  expect(configError({ SSO_OIDC_CLIENT_ID: 'pms' }).message).toContain('SSO_OIDC_ISSUER');
+  expect(configError({ SSO_OIDC_ISSUER: 'not a url', ...client }).message).toContain('SSO_OIDC_ISSUER');
+  expect(configError({ SSO_OIDC_ISSUER: 'https://idp.example.com', ...client, SSO_OIDC_SCOPES: 'email profile' }).message).toContain('SSO_OIDC_SCOPES');
+  expect(configError({ SSO_OIDC_ISSUER: 'http://idp.example.com', ...client, NODE_ENV: 'production' }).message).toContain('SSO_OIDC_ISSUER');
+});
+
 test('AUTH_SECRET is required when NODE_ENV=production', () => {
   const err = (() => {
     try {

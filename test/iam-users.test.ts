@@ -87,7 +87,7 @@ describe('list and detail', () => {
     const res = await as(ctx, admin).get(`/api/iam/users/${ids[0]}`);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(['createdAt', 'department', 'email', 'emailVerified', 'id', 'image', 'name', 'updatedAt']);
+    expect(Object.keys(body).sort()).toEqual(['createdAt', 'department', 'email', 'emailVerified', 'id', 'image', 'name', 'sso_required', 'updatedAt']);
     expect(body).toMatchObject({ id: ids[0], email: 'zed.listing@example.com', name: 'Zed Listing', image: null, emailVerified: true, department: { id: sales, name: 'Sales Team' } });
     expect(body.createdAt).toMatch(/Z$/);
     expect(res.body).not.toMatch(/password|hash/i);

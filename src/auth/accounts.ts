@@ -10,13 +10,14 @@ export type NewUser = {
   emailVerified?: boolean;
   image?: string | null;
   departmentId?: string | null;
+  ssoRequired?: boolean;
 };
 
 /** Inserts a user with a credential account (what Better Auth's sign-in reads). Hash first, outside any transaction. */
 export async function insertUserWithPassword(tx: Executor, user: Omit<NewUser, 'password'>, passwordHash: string, id?: string) {
   const [created] = await tx
     .insert(users)
-    .values({ ...(id ? { id } : {}), email: user.email.toLowerCase(), name: user.name, emailVerified: user.emailVerified ?? false, image: user.image ?? null, departmentId: user.departmentId ?? null })
+    .values({ ...(id ? { id } : {}), email: user.email.toLowerCase(), name: user.name, emailVerified: user.emailVerified ?? false, image: user.image ?? null, departmentId: user.departmentId ?? null, ssoRequired: user.ssoRequired ?? false })
     .returning();
   await tx.insert(accounts).values({ accountId: created.id, providerId: 'credential', userId: created.id, password: passwordHash });
   return created;

@@ -15,6 +15,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/templates.js';
 import { revokeTokensOf } from '../modules/iam/api-token-resource.js';
 import { bcryptHasher } from './passwords.js';
+import { ssoSessions } from './sso-plugin.js';
 
 /** The request a password reset comes from (its IP and agent), for the audit of what the reset revokes. */
 export const resetRequest = new AsyncLocalStorage<Actor>();
@@ -90,6 +91,7 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
         twoFactorCookieMaxAge: 600,
       }),
       bearer(),
+      ssoSessions(),
     ],
   });
 }

@@ -6,7 +6,7 @@ import type { App } from '../types.js';
 import type { Executor } from '../db/client.js';
 import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
 import { audited } from '../data/mutations.js';
-import { conflict, unauthorized, validationError } from '../errors.js';
+import { ApiError, conflict, unauthorized, validationError } from '../errors.js';
 import { actorOf } from '../http/actor.js';
 import { revokeTokensOf } from '../modules/iam/api-token-resource.js';
 import { named } from '../http/openapi.js';
@@ -14,12 +14,14 @@ import { Email, ErrorBody, GenericError, Message, Nullable, Strict, Timestamp, U
 import { authHeaders, resetRequest } from './auth.js';
 import { currentPrincipal, requireSession } from './guard.js';
 import { hashing, passwordProblem } from './passwords.js';
+import { requiresSso, resetTokenHolder, userRequiresSso } from './sso.js';
 
 const SessionAnswer = named('SignedIn', Strict({
   user: Strict({ id: Uuid(), email: Type.String(), name: Type.String() }),
   session: Strict({ token: Type.String(), expiresAt: Timestamp() }),
 }));
 const Password = Type.String({ minLength: 1, maxLength: 1024 });
+const SSO_ONLY = () => new ApiError(403, { error: 'Single sign-on required', message: 'Your account signs in with single sign-on: use the "Sign in with …" button instead of a password' });
 const errors = { 400: GenericError, 401: GenericError, 403: GenericError, 409: GenericError, 429: GenericError };
 const SESSION_COOKIE = /(?:^|;\s*)((?:__Secure-)?better-auth\.session_token)=([^;]*)/;
 
@@ -72,6 +74,8 @@ export default async function authRoutes(app: App) {
     config: { rateBucket: 'auth' },
     schema: {
       tags, summary: 'Sign in with e-mail and password', security: [],
+      description: 'An account that must sign in with single sign-on (`sso_required`) is refused with 403 `Single sign-on required`, after its password was checked '
+        + '(a wrong password answers 401 as for anyone). Single sign-on itself starts at `GET /api/auth/sso/{provider}`.',
       body: Strict({ email: Email(), password: Password }),
       response: {
         200: named('LoginResult', Type.Union([SessionAnswer, named('TwoFactorRequired', Strict({ twoFactorRequired: Type.Literal(true) }))])),
@@ -86,6 +90,12 @@ export default async function authRoutes(app: App) {
         headers: headersWithout(request, /^$/),
         returnHeaders: true,
       }));
+      // The right password of an account that must use single sign-on: refused, with no session or challenge kept.
+      if (await requiresSso(database, email)) {
+        const made = (response as { token?: string }).token;
+        if (made) await database.db.delete(sessions).where(eq(sessions.token, made));
+        throw SSO_ONLY();
+      }
       forwardCookies(reply, headers);
       // Better Auth's two-factor plugin adds this field; the endpoint's declared type does not know it.
       if ((response as any).twoFactorRedirect) return { twoFactorRequired: true as const };
@@ -147,6 +157,8 @@ export default async function authRoutes(app: App) {
     schema: { 'x-answer-message': 'If the address belongs to an account, a password reset link has been sent to it', tags, summary: 'E-mail a password reset link (same answer whether or not the address exists)', security: [], body: Strict({ email: Email() }), response: { 200: Message, ...errors } },
   }, async (request) => {
     try {
+      // An account that signs in with single sign-on has no password to reset: no mail (the answer stays the same).
+      if (await requiresSso(database, request.body.email)) return { message: 'If the address belongs to an account, a password reset link has been sent to it' };
       await auth.api.requestPasswordReset({ body: { email: request.body.email.toLowerCase(), redirectTo: `${app.config.baseUrl}/reset-password` } });
     } catch (err) {
       request.log.error({ err: { message: (err as Error).message } }, 'password reset request failed');
@@ -160,6 +172,8 @@ export default async function authRoutes(app: App) {
   }, async (request) => {
     const problem = passwordProblem(request.body.password);
     if (problem) throw validationError({ password: problem }); // checked first: a refused attempt keeps the token usable
+    const holder = await resetTokenHolder(database, request.body.token);
+    if (holder && (await userRequiresSso(database, holder))) throw validationError({ token: 'belongs to an account that signs in with single sign-on: it has no password to reset' });
     try {
       const actor = await actorOf(app, request);
       await resetRequest.run(actor, () => hashing.admit(() => auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } })));

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
-import type { RouteOptions } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import { SESSION_GUARD } from '../auth/guard.js';
 import { rateBucketOf } from './rate-limit.js';
 import { exampleOf } from './openapi-examples.js';
@@ -19,6 +19,17 @@ type Json = Record<string, any>;
  * the schema's `title` (an annotation validation ignores); a schema derived from a named one must be named anew.
  */
 export const named = <T extends TSchema>(name: string, schema: T): T => Object.assign(schema, { title: name });
+
+/**
+ * Descriptions for routes a factory made (it gives them a summary only), by `METHOD /path` as registered; registered
+ * in the plugin before the factory's routes.
+ */
+export function describeRoutes(app: FastifyInstance, descriptions: Record<string, string>) {
+  app.addHook('onRoute', (route) => {
+    const description = descriptions[`${route.method} ${route.url}`];
+    if (description && route.schema && !route.schema.description) route.schema = { ...route.schema, description };
+  });
+}
 
 export const SECURITY_SCHEMES = {
   sessionCookie: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token', description: 'The session cookie set by `POST /api/auth/login` (`__Secure-` prefixed when BASE_URL is https).' },

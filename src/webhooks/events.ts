@@ -23,6 +23,7 @@ export const RESOURCE_EVENTS = {
   departments: 'department',
   module_access: 'module_access',
   api_tokens: 'api_token',
+  sso_providers: 'sso_provider',
   imports: 'import',
   uploads: 'upload',
   activities: 'lead_activity',

@@ -32,6 +32,10 @@ function requestValue(field: FieldSpec, value: unknown): unknown {
       return Array.isArray(value) ? value.filter((item) => item && (item.name || item.distance)).map(({ name, distance }) => ({ name, distance })) : [];
     case 'boolean':
       return value === undefined ? undefined : Boolean(value);
+    case 'permissions':
+      return Array.isArray(value)
+        ? value.filter((item) => item?.module).map(({ module, can_read, can_write, can_delete }) => ({ module, can_read: !!can_read, can_write: !!can_write, can_delete: !!can_delete }))
+        : [];
     default:
       // An optional text left empty clears it; a required one is sent as it is, and the API says what is wrong.
       return value === '' && !field.required ? null : value;

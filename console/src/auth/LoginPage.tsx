@@ -1,13 +1,29 @@
-import { Box, Button, Link as MuiLink, Stack, TextField } from '@mui/material';
-import { type FormEvent, useState } from 'react';
+import { Box, Button, Divider, Link as MuiLink, Stack, TextField } from '@mui/material';
+import { type FormEvent, useEffect, useState } from 'react';
 import { useLogin } from 'react-admin';
 import { Link, useLocation } from 'react-router-dom';
 import { lastSignOutReason, TwoFactorRequired } from '../api/authProvider';
+import { api } from '../api/http';
 import { AuthCard } from './AuthCard';
 
 type Step = 'password' | 'code' | 'backup';
+type Provider = { id: string; name: string };
 
-/** Sign-in: e-mail and password, then (for accounts with two-factor) the authenticator's code or a backup code. */
+/** The identity providers offered for single sign-on (none when the service has none, or cannot say). */
+function useSsoProviders(): Provider[] {
+  const [providers, setProviders] = useState<Provider[]>([]);
+  useEffect(() => {
+    const controller = new AbortController();
+    api<{ data: Provider[] }>('/api/auth/sso', { signal: controller.signal }).then((answer) => setProviders(answer.data), () => undefined);
+    return () => controller.abort();
+  }, []);
+  return providers;
+}
+
+/**
+ * Sign-in: e-mail and password, then (for accounts with two-factor) the authenticator's code or a backup code; or
+ * *Sign in with <name>* per identity provider, whose refusals come back as `?sso_error=`.
+ */
 export function LoginPage() {
   const login = useLogin();
   const location = useLocation();
@@ -18,6 +34,8 @@ export function LoginPage() {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const notice = (location.state as { message?: string } | null)?.message ?? lastSignOutReason();
+  const ssoError = new URLSearchParams(location.search).get('sso_error') ?? undefined;
+  const providers = useSsoProviders();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -43,7 +61,7 @@ export function LoginPage() {
 
   const title = step === 'password' ? 'Sign in' : 'Two-factor verification';
   return (
-    <AuthCard title={title} message={error ?? notice} severity={error ? 'error' : 'info'}>
+    <AuthCard title={title} message={error ?? ssoError ?? notice} severity={error || ssoError ? 'error' : 'info'}>
       <Box component="form" onSubmit={submit} noValidate>
         {step === 'password' ? (
           <Stack spacing={2}>
@@ -51,6 +69,13 @@ export function LoginPage() {
             <TextField label="Password" type="password" name="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required fullWidth />
             <Button type="submit" variant="contained" disabled={busy || !email || !password} fullWidth>Sign in</Button>
             <MuiLink component={Link} to="/forgot-password">Forgot password?</MuiLink>
+            {providers.length ? <Divider>or</Divider> : null}
+            {providers.map((provider) => (
+              // A full navigation: the identity provider's pages, then back to the console signed in.
+              <Button key={provider.id} variant="outlined" href={`/api/auth/sso/${encodeURIComponent(provider.id)}`} fullWidth>
+                Sign in with {provider.name}
+              </Button>
+            ))}
           </Stack>
         ) : (
           <Stack spacing={2}>

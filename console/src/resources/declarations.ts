@@ -13,7 +13,7 @@ import PeopleIcon from '@mui/icons-material/People';
 import PoolIcon from '@mui/icons-material/Pool';
 import ViewModuleIcon from '@mui/icons-material/ViewModule';
 import WorkIcon from '@mui/icons-material/Work';
-import { imports, webhooks } from './integrations';
+import { imports, ssoProviders, webhooks } from './integrations';
 import type { FieldSpec, ResourceSpec } from './types';
 
 // Every resource the console shows, declared once: the menu, the routes, the lists, the forms and the data
@@ -289,6 +289,7 @@ const users: ResourceSpec = {
     { source: 'password', label: 'New password', type: 'password', only: 'edit', hideInShow: true, helper: 'Empty: unchanged. A new password ends their sessions' },
     { source: 'department', label: 'Department', type: 'ref', list: true, ref: { resource: 'departments', param: 'department_id', text: 'name' } },
     { source: 'emailVerified', label: 'Email verified', type: 'boolean', list: true },
+    { source: 'sso_required', label: 'Require single sign-on', type: 'boolean', helper: 'Signs in only with the company\'s identity provider: password sign-in and reset are refused' },
     { source: 'image', label: 'Photo', type: 'image' },
     { source: 'createdAt', label: 'Created', type: 'datetime', readOnly: true, list: true },
     { source: 'updatedAt', label: 'Updated', type: 'datetime', readOnly: true },
@@ -362,8 +363,8 @@ const apiTokens: ResourceSpec = {
   filters: [{ source: 'user_id', label: 'Owner', type: 'ref', ref: { resource: 'users', text: 'name' } }],
 };
 
-/** The integration screens (imports in crm, webhooks in iam), declared in ./integrations. */
-const INTEGRATIONS = [imports, webhooks];
+/** The integration screens (imports in crm, webhooks and SSO providers in iam), declared in ./integrations. */
+const INTEGRATIONS = [imports, webhooks, ssoProviders];
 
 export const RESOURCES: readonly ResourceSpec[] = [
   projects, articles, careers, amenities,

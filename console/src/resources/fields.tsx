@@ -139,6 +139,17 @@ export function FieldInput({ field, choices, readOnly }: { field: FieldSpec; cho
       return <TextArrayInput {...common} helperText={field.helper ?? 'Type and press Enter to add'} />;
     case 'image':
       return <UploadInput source={field.source} label={field.label} />;
+    case 'permissions':
+      return (
+        <ArrayInput source={field.source} label={field.label} helperText={field.helper ?? false}>
+          <SimpleFormIterator inline disableReordering>
+            <SelectInput source="module" label="Module" choices={choicesOf(['cms', 'crm', 'iam'])} helperText={false} validate={required()} />
+            <BooleanInput source="can_read" label="Read" helperText={false} />
+            <BooleanInput source="can_write" label="Write" helperText={false} />
+            <BooleanInput source="can_delete" label="Delete" helperText={false} />
+          </SimpleFormIterator>
+        </ArrayInput>
+      );
     case 'landmarks':
       return (
         <ArrayInput source={field.source} label={field.label}>

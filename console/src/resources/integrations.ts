@@ -1,4 +1,5 @@
 import UploadFileIcon from '@mui/icons-material/UploadFile';
+import VpnKeyIcon from '@mui/icons-material/VpnKey';
 import WebhookIcon from '@mui/icons-material/Webhook';
 import type { ResourceSpec } from './types';
 
@@ -51,4 +52,31 @@ export const webhooks: ResourceSpec = {
   sortable: ['created_at', 'url', 'updated_at'],
   search: true,
   filters: [{ source: 'enabled', label: 'Enabled', type: 'boolean' }],
+};
+
+/**
+ * Identity providers for single sign-on (iam). The one set by environment (id `oidc`) is listed read-only; the client
+ * secret is written only (empty on edit: unchanged).
+ */
+export const ssoProviders: ResourceSpec = {
+  name: 'sso-providers', module: 'iam', path: '/api/iam/sso-providers', label: 'SSO providers', singular: 'SSO provider', icon: VpnKeyIcon,
+  title: (r) => r.name,
+  whole: true,
+  noHistory: true,
+  fields: [
+    { source: 'name', label: 'Name', type: 'text', required: true, list: true, helper: 'The sign-in button says "Sign in with <name>"' },
+    { source: 'issuer', label: 'Issuer URL', type: 'text', required: true, list: true, helper: 'e.g. https://accounts.google.com, https://login.microsoftonline.com/<tenant>/v2.0, https://<org>.okta.com' },
+    { source: 'client_id', label: 'Client ID', type: 'text', required: true },
+    { source: 'client_secret', label: 'Client secret', type: 'password', required: true, only: 'create', hideInShow: true, helper: 'Stored, never shown again' },
+    { source: 'client_secret', label: 'New client secret', type: 'password', only: 'edit', hideInShow: true, helper: 'Empty: unchanged' },
+    { source: 'scopes', label: 'Scopes', type: 'text', helper: 'Space-separated; must include openid (default: openid email profile)' },
+    { source: 'enabled', label: 'Enabled', type: 'boolean', list: true, helper: 'A disabled provider has no button and its sign-ins are refused' },
+    { source: 'jit', label: 'Provision users', type: 'boolean', list: true, helper: 'Unknown (verified) e-mail addresses become users, with the department and permissions below' },
+    { source: 'jit_department', label: 'Department of new users', type: 'ref', ref: { resource: 'departments', param: 'jit_department_id', text: 'name' } },
+    { source: 'jit_grants', label: 'Permissions of new users', type: 'permissions' },
+    { source: 'redirect_uri', label: 'Redirect URL to register at the provider', type: 'text', readOnly: true },
+    { source: 'read_only', label: 'Set by environment', type: 'boolean', readOnly: true, list: true },
+  ],
+  sortable: ['name'],
+  defaultSort: 'name',
 };

@@ -15,7 +15,8 @@ function Actions({ spec }: { spec: ResourceSpec }) {
       </TopToolbar>
     );
   }
-  if (spec.readOnly || !record) return <TopToolbar />;
+  // A record the API marks read-only (the SSO provider set by environment) is changed where it is set.
+  if (spec.readOnly || !record || record.read_only === true) return <TopToolbar />;
   return (
     <TopToolbar>
       <EditButton label="Edit" />

@@ -40,7 +40,11 @@ export const userColumns = () => ({
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
-export const users = pgTable('users', userColumns(), (t) => [
+export const users = pgTable('users', {
+  ...userColumns(),
+  /** Signs in only through an identity provider (single sign-on): password sign-in and reset are refused. */
+  ssoRequired: boolean('sso_required').notNull().default(false),
+}, (t) => [
   uniqueIndex('users_email_key').on(t.email).where(sql`${t.deletedAt} is null`),
   index('users_created_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
   index('users_name_idx').on(t.name, t.id).where(sql`${t.deletedAt} is null`),
@@ -182,6 +186,29 @@ export const changeLog = pgTable('change_log', {
   after: jsonb('after'),
   created_at: createdAt(),
 }, (t) => [index('change_log_resource_xid_idx').on(t.resource, t.xid)]);
+
+/** Per-module flags a user gets (module_access rows), as a provider's just-in-time users get them. */
+export type Grant = { module: ModuleName; can_read: boolean; can_write: boolean; can_delete: boolean };
+
+/**
+ * OpenID Connect identity providers staff may sign in with (single sign-on), as an administrator configures them.
+ * `client_secret` is never answered, audited or copied to the change log (as webhook secrets). With `jit` on, a person
+ * the provider vouches for and the service does not know becomes a user with `jit_department_id` and `jit_grants`.
+ */
+export const ssoProviders = pgTable('sso_providers', {
+  id: id(),
+  name: text('name').notNull(),
+  issuer: text('issuer').notNull(),
+  client_id: text('client_id').notNull(),
+  client_secret: text('client_secret').notNull(),
+  scopes: text('scopes').notNull().default('openid email profile'),
+  enabled: boolean('enabled').notNull().default(true),
+  jit: boolean('jit').notNull().default(false),
+  jit_department_id: uuid('jit_department_id').references(() => departments.id, { onDelete: 'set null' }),
+  jit_grants: jsonb('jit_grants').$type<Grant[]>().notNull().default([]),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+}, (t) => [index('sso_providers_created_idx').on(t.created_at, t.id)]);
 
 /** Small facts the service keeps about itself (e.g. the fingerprint of the secret sessions were issued under). */
 export const serviceSettings = pgTable('service_settings', {

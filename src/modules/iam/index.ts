@@ -5,6 +5,7 @@ import apiTokenRoutes from './api-tokens.js';
 import departmentRoutes from './departments.js';
 import moduleAccessRoutes from './module-access.js';
 import userRoutes from './users.js';
+import ssoProviderRoutes from './sso-providers.js';
 import webhookRoutes from './webhooks.js';
 
 /** The iam module: every route inside is guarded by the iam permissions. */
@@ -15,4 +16,5 @@ export default moduleRoutes('iam', async (app: App) => {
   await app.register(activityLogRoutes);
   await app.register(apiTokenRoutes);
   await app.register(webhookRoutes);
+  await app.register(ssoProviderRoutes);
 });

@@ -12,7 +12,7 @@ import { equals, is } from '../../data/filters.js';
 import { audited, type Work } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
 import type { Database, Executor } from '../../db/client.js';
-import { accounts, apiTokens, departments, MODULES, type ModuleName, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
+import { accounts, apiTokens, departments, type Grant, MODULES, type ModuleName, moduleAccess, sessions, twoFactors, users } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { Email, Nullable, PartialStrict, RequiredText, Strict, Timestamp, Uuid } from '../../http/schemas.js';
@@ -36,7 +36,7 @@ export const userResource = defineResource({
   view: {
     fields: {
       id: users.id, email: users.email, name: users.name, image: users.image, emailVerified: users.emailVerified,
-      department: { id: departments.id, name: departments.name }, createdAt: users.createdAt, updatedAt: users.updatedAt,
+      department: { id: departments.id, name: departments.name }, sso_required: users.ssoRequired, createdAt: users.createdAt, updatedAt: users.updatedAt,
     },
     joins: (query) => query.leftJoin(departments, eq(departments.id, users.departmentId)),
   },
@@ -56,6 +56,9 @@ export const userResource = defineResource({
   export: {},
 });
 
+const SSO_REQUIRED = 'Signs in only with single sign-on (an identity provider): password sign-in and password reset are refused. '
+  + 'An SSO sign-in is not asked for the service\'s two-factor code (the identity provider owns authentication and its MFA).';
+
 /** SPEC's User: never a password or hash. */
 export const User = Strict({
   id: Uuid(),
@@ -64,6 +67,7 @@ export const User = Strict({
   image: Nullable(Type.String()),
   emailVerified: Type.Boolean(),
   department: Nullable(Strict({ id: Uuid(), name: Type.String() })),
+  sso_required: Type.Boolean({ description: SSO_REQUIRED }),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
 });
@@ -76,6 +80,7 @@ const UserInput = Strict({
   department_id: Type.Optional(Nullable(Uuid())),
   emailVerified: Type.Optional(Type.Boolean()),
   image: Type.Optional(Nullable(RequiredText({ maxLength: 2000 }))),
+  sso_required: Type.Optional(Type.Boolean({ default: false, description: SSO_REQUIRED })),
 });
 
 type UserRow = typeof users.$inferSelect;
@@ -83,7 +88,7 @@ type UserRow = typeof users.$inferSelect;
 /** What the audit trail records of a user (the password lives in `accounts` and is never part of it). */
 const auditedFields = (row: UserRow) => ({
   id: row.id, email: row.email, name: row.name, image: row.image, emailVerified: row.emailVerified,
-  department_id: row.departmentId, createdAt: row.createdAt,
+  department_id: row.departmentId, sso_required: row.ssoRequired, createdAt: row.createdAt,
 });
 
 function assertPassword(password: string) {
@@ -163,6 +168,19 @@ export const administration = {
   },
 };
 
+/**
+ * A user an identity provider vouched for and the service did not know (just-in-time provisioning): no password (they
+ * sign in with single sign-on only), the provider's default department and grants; audited as their own act.
+ */
+export async function provisionSsoUser(work: Work, user: { id: string; email: string; name: string; departmentId: string | null; grants: Grant[] }) {
+  const [row] = await work.tx.insert(users).values({
+    id: user.id, email: user.email.toLowerCase(), name: user.name, emailVerified: true, departmentId: user.departmentId, ssoRequired: true,
+  }).returning();
+  await work.audit({ action: 'create', resource: userResource, id: row.id, after: auditedFields(row) });
+  for (const grant of user.grants) await work.create(moduleAccessResource, { user_id: row.id, ...grant });
+  return row;
+}
+
 /** Locks a non-deleted user, or 404. */
 async function lockUser(work: Work, id: string): Promise<UserRow> {
   const row = await work.lock(userResource, id);
@@ -222,6 +240,7 @@ export default async function userRoutes(app: App) {
       // bcrypt runs on the thread pool, before the transaction holds a connection or a lock.
       insert: async (work, _values, body) => createUser(work, {
         email: body.email, name: body.name, emailVerified: body.emailVerified ?? false, image: body.image ?? null, departmentId: body.department_id ?? null,
+        ssoRequired: body.sso_required ?? false,
       }, await hasher.hash(body.password)),
       // Fire and forget: the user exists whether or not the mail goes out; never the password.
       committed: (row, _body, { app }) => {
@@ -239,11 +258,12 @@ export default async function userRoutes(app: App) {
         return body.password !== undefined ? await hasher.hash(body.password) : undefined;
       },
       change: async (work, id, _values, body, passwordHash) => {
-        const { password: _password, department_id, ...rest } = body;
+        const { password: _password, department_id, sso_required, ...rest } = body;
         const current = await lockUser(work, id);
         if (rest.email !== undefined) await assertEmailFree(work.tx, rest.email, id);
         const values: Partial<UserRow> = { ...rest, ...(rest.email !== undefined ? { email: rest.email.toLowerCase() } : {}) };
         if (department_id !== undefined) values.departmentId = department_id;
+        if (sso_required !== undefined) values.ssoRequired = sso_required;
         const [updated] = await work.tx.update(users).set({ ...values, updatedAt: clock.now() }).where(eq(users.id, id)).returning();
         const after: Record<string, unknown> = auditedFields(updated);
         const before: Record<string, unknown> = auditedFields(current);

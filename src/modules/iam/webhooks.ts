@@ -6,9 +6,11 @@ import type { Config } from '../../config.js';
 import { anyOf, equals, overlaps } from '../../data/filters.js';
 import { audited } from '../../data/mutations.js';
 import { defineResource } from '../../data/resource.js';
+import { withSecret } from '../../data/secret-columns.js';
 import { users, WEBHOOK_DELIVERY_STATUSES, webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
+import { describeRoutes } from '../../http/openapi.js';
 import { resourceRoutes } from '../../http/resource-routes.js';
 import { errorResponses, IdParams, Nullable, Pagination, PartialStrict, Strict, StringEnum, Text, Timestamp, Uuid } from '../../http/schemas.js';
 import { urlProblem } from '../../webhooks/address.js';
@@ -150,9 +152,8 @@ const DeliveriesQuery = Strict({
   status: Type.Optional(deliveryFilters.status.schema),
 });
 
-type EndpointRow = typeof endpoints.$inferSelect;
-/** What the audit trail (and the change log) records of an endpoint: never its secret. */
-const withoutSecret = ({ secret: _secret, ...rest }: EndpointRow) => rest;
+/** The audit trail (and the change log) never holds an endpoint's secret. */
+const signingSecret = withSecret(webhookResource, 'secret');
 /** Each event once, in the order sent. */
 const distinct = (events: string[]) => [...new Set(events)];
 
@@ -182,10 +183,7 @@ export default async function webhookRoutes(app: App) {
   const { db } = app.database;
   const tags = ['iam'];
 
-  app.addHook('onRoute', (route) => {
-    const description = DESCRIPTIONS[`${route.method} ${route.url}`];
-    if (description && route.schema && !route.schema.description) route.schema = { ...route.schema, description };
-  });
+  describeRoutes(app, DESCRIPTIONS);
   // An unknown event type is named in `details.events` (the schema's enum would only say `events.N` is not allowed).
   app.addHook('preValidation', async (request) => {
     const route = `${request.method} ${request.routeOptions.url}`;
@@ -218,11 +216,7 @@ export default async function webhookRoutes(app: App) {
           secret: body.secret ?? newSecret(), created_by: actor.userId,
         };
       },
-      insert: async (work, values) => {
-        const [row] = await work.tx.insert(endpoints).values(values as typeof endpoints.$inferInsert).returning();
-        await work.audit({ action: 'create', resource: webhookResource, id: row.id, after: withoutSecret(row) });
-        return row;
-      },
+      insert: signingSecret.insert,
       answer: {
         schema: { 201: SecretAnswer },
         send: (row) => ({ code: 201, body: { id: row.id, secret: row.secret, message: 'Webhook created; keep the secret now, it is not shown again' } }),
@@ -234,26 +228,14 @@ export default async function webhookRoutes(app: App) {
       validate: async (body, { app }) => {
         if (body.url !== undefined) await assertUrl(app.config, body.url);
       },
-      change: async (work, id, values) => {
-        const current = await work.lock(webhookResource, id);
-        const patch = await values(current);
-        const [row] = await work.tx.update(endpoints).set({ ...patch, ...(patch.events ? { events: distinct(patch.events) } : {}) }).where(eq(endpoints.id, id)).returning();
-        await work.audit({ action: 'update', resource: webhookResource, id, before: withoutSecret(current), after: withoutSecret(row) });
-        return row;
-      },
+      values: (body) => (body.events ? { ...body, events: distinct(body.events) } : body),
+      change: signingSecret.change,
       // Enabled again: its pending deliveries go now rather than at the next scheduled run.
       committed: (row, _body, { app }) => {
         if (row.enabled) deliveriesCommitted(app.database.db);
       },
     },
-    remove: {
-      summary: 'Delete a webhook endpoint and its delivery log',
-      remove: async (work, id) => {
-        const current = await work.lock(webhookResource, id);
-        await work.tx.delete(endpoints).where(eq(endpoints.id, id));
-        await work.audit({ action: 'delete', resource: webhookResource, id, before: withoutSecret(current) });
-      },
-    },
+    remove: { summary: 'Delete a webhook endpoint and its delivery log', remove: signingSecret.remove },
   });
 
   app.post('/api/iam/webhooks/:id/rotate-secret', {
@@ -271,14 +253,7 @@ export default async function webhookRoutes(app: App) {
   }, async (request) => {
     const secret = request.body.secret ?? newSecret();
     assertSecret(secret);
-    await audited(db, await actorOf(app, request), async (work) => {
-      const current = await work.lock(webhookResource, request.params.id);
-      const [row] = await work.tx.update(endpoints).set({ secret }).where(eq(endpoints.id, current.id)).returning();
-      await work.audit({
-        action: 'update', resource: webhookResource, id: row.id,
-        before: { ...withoutSecret(current), credential: null }, after: { ...withoutSecret(row), credential: 'replaced' },
-      });
-    });
+    await audited(db, await actorOf(app, request), (work) => signingSecret.change(work, request.params.id, async () => ({ secret })));
     return { id: request.params.id, secret, message: 'Secret replaced; keep it now, it is not shown again' };
   });
 
