@@ -302,10 +302,11 @@ export async function erasePerson(tx: Tx, actor: Actor, findings: Findings, data
     }
   }
 
-  // The change log's copies of the rows (before and after each write, kept an hour for cached totals): emptied, and
-  // marked as changes not listed, so every cached total and kept page of those resources is read again.
-  if (keyed.size) {
-    await tx.execute(sql`update change_log set row_id = null, before = null, after = null where row_id = any(${idList(keyed)})`);
+  // The change log's copies of every row found or changed here (before and after each write, kept an hour for cached
+  // totals): emptied, and marked as changes not listed, so every cached total and kept page of them is read again.
+  const changed = new Set([...keyed, ...Object.entries(findings.found).filter(([section]) => section !== 'mail').flatMap(([, list]) => list)]);
+  if (changed.size) {
+    await tx.execute(sql`update change_log set row_id = null, before = null, after = null where row_id = any(${idList(changed)})`);
   }
 
   for (let i = 0; i < logs.length; i += 500) await tx.insert(activityLogs).values(logs.slice(i, i + 500));
