@@ -21,6 +21,7 @@ const ResetPassword = screen(lazy(() => import('./auth/ResetPasswordPage')));
 const Pipeline = screen(lazy(() => import('./workspace/PipelineBoard')));
 const Availability = screen(lazy(() => import('./workspace/AvailabilityBoard')));
 const Trash = screen(lazy(() => import('./undo/TrashPage')));
+const PrivacyRequests = screen(lazy(() => import('./crm/PrivacyRequestsPage')));
 
 // One <Resource> per declaration; a screen of its own (screens/registry.ts) replaces the generic one where the product differs.
 const resources = RESOURCES.map((spec) => {
@@ -66,6 +67,7 @@ export function App() {
           <Route path="/crm/pipeline" element={<Pipeline />} />
           <Route path="/crm/availability/:projectId?" element={<Availability />} />
           <Route path="/trash/:module" element={<Trash />} />
+          <Route path="/crm/privacy-requests" element={<PrivacyRequests />} />
         </CustomRoutes>
         {resources}
       </Admin>
