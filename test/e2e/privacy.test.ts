@@ -83,6 +83,9 @@ describe.skipIf(SKIP_BROWSER)('privacy requests in Chromium', { timeout: 180_000
     await dialog.getByText(/names become “Erased person”/).waitFor();
     await dialog.getByText(/Nothing is deleted: statuses, dates, units and prices stay/).waitFor();
     await expectAccessible(page, 'erase confirmation');
+    await page.setViewportSize({ width: 375, height: 740 });
+    await expectAccessible(page, 'erase confirmation at 375 px');
+    await page.setViewportSize({ width: 1200, height: 760 });
     // Cancel changes nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });

@@ -1,13 +1,13 @@
 import DownloadIcon from '@mui/icons-material/Download';
 import {
-  Alert, Box, Button, Card, CardContent, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle, Link, Skeleton, Stack, Table, TableBody,
-  TableCell, TableHead, TablePagination, TableRow, TextField, Typography,
+  Alert, Box, Button, Card, CardContent, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle, Link, Skeleton, Stack, TableCell, TableRow,
+  TextField, Typography,
 } from '@mui/material';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { HttpError, Title, useLogoutIfAccessDenied, useNotify } from 'react-admin';
 import { api } from '../api/http';
-import { ScrollX } from '../shared/ScrollX';
+import { PagedTable } from '../shared/PagedTable';
 
 type Counts = Record<string, number>;
 type Request = {
@@ -115,32 +115,22 @@ export default function PrivacyRequestsPage() {
         {!requests.data && !requests.error ? <Skeleton height={120} aria-label="Loading the privacy requests" /> : null}
         {requests.data && !requests.data.pagination.total ? <Typography sx={{ my: 2 }}>No privacy request yet.</Typography> : null}
         {requests.data?.pagination.total ? (
-          <>
-            <ScrollX label="Past privacy requests">
-              <Table size="small" aria-label="Past privacy requests">
-                <TableHead>
-                  <TableRow><TableCell>When</TableCell><TableCell>Kind</TableCell><TableCell>By</TableCell><TableCell>Found</TableCell><TableCell>Download</TableCell></TableRow>
-                </TableHead>
-                <TableBody>
-                  {requests.data.data.map((request) => (
-                    <TableRow key={request.id}>
-                      <TableCell component="th" scope="row" sx={{ whiteSpace: 'nowrap' }}>{dateTime.format(new Date(request.created_at))}</TableCell>
-                      <TableCell>{request.kind === 'export' ? 'Export' : 'Erase'}</TableCell>
-                      <TableCell>{request.origin === 'retention' ? 'Retention (the system)' : request.requested_by?.name ?? 'a deleted user'}</TableCell>
-                      <TableCell>{foundText(request.found)}</TableCell>
-                      <TableCell>
-                        {request.download ? <Link href={request.download} download aria-label={`Download the export of ${dateTime.format(new Date(request.created_at))}`}>Download</Link> : '—'}
-                      </TableCell>
-                    </TableRow>
-                  ))}
-                </TableBody>
-              </Table>
-            </ScrollX>
-            <TablePagination
-              component="div" count={requests.data.pagination.total} page={page} onPageChange={(_, next) => setPage(next)} rowsPerPage={limit}
-              rowsPerPageOptions={[10, 25, 50]} onRowsPerPageChange={(event) => { setLimit(Number(event.target.value)); setPage(0); }} labelRowsPerPage="Requests per page"
-            />
-          </>
+          <PagedTable
+            label="Past privacy requests" total={requests.data.pagination.total} page={page} limit={limit} onPage={setPage} onLimit={setLimit} rowsLabel="Requests per page"
+            head={<><TableCell>When</TableCell><TableCell>Kind</TableCell><TableCell>By</TableCell><TableCell>Found</TableCell><TableCell>Download</TableCell></>}
+          >
+            {requests.data.data.map((request) => (
+              <TableRow key={request.id}>
+                <TableCell component="th" scope="row" sx={{ whiteSpace: 'nowrap' }}>{dateTime.format(new Date(request.created_at))}</TableCell>
+                <TableCell>{request.kind === 'export' ? 'Export' : 'Erase'}</TableCell>
+                <TableCell>{request.origin === 'retention' ? 'Retention (the system)' : request.requested_by?.name ?? 'a deleted user'}</TableCell>
+                <TableCell>{foundText(request.found)}</TableCell>
+                <TableCell>
+                  {request.download ? <Link href={request.download} download aria-label={`Download the export of ${dateTime.format(new Date(request.created_at))}`}>Download</Link> : '—'}
+                </TableCell>
+              </TableRow>
+            ))}
+          </PagedTable>
         ) : null}
       </CardContent>
       <Dialog open={confirming} onClose={() => setConfirming(false)} aria-labelledby="privacy-erase-title">
