@@ -163,6 +163,12 @@ describe('erase', () => {
     await ok(as(ctx, admin).post(`/api/crm/trash/${entry.id}/restore`));
     expect(await ok(as(ctx, admin).get(`/api/crm/leads/${seeded.old.id}`))).toMatchObject({ first_name: 'Erased', phone: null, source: 'event' });
 
+    // A campaign to every subscriber leaves their erased address out (the subscription stays, for the counts).
+    const news = await make.campaign(ctx, {}, admin);
+    await ok(as(ctx, admin).post(`/api/crm/campaigns/${news.id}/send`));
+    await waitFor(async () => (await count('select count(*)::int as n from campaign_deliveries where campaign_id = $1', [news.id])) > 0, PATIENCE_MS, 'the campaign\'s recipients');
+    expect(await count(`select count(*)::int as n from campaign_deliveries where campaign_id = $1 and email like '%@invalid'`, [news.id])).toBe(0);
+
     // A second erase finds nothing more of them.
     const again = await ok(as(ctx, admin).post(PATH, { kind: 'erase', email }), 201);
     expect(again.found.leads).toBe(0);

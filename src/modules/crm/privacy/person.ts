@@ -168,10 +168,11 @@ export async function exportDocument(db: Executor, request: { id: string; kind: 
 }
 
 const escape = (term: string) => term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** Replaces every term (case-insensitive) in a text. */
+/** Replaces every term (case-insensitive, as a whole word: a name is not taken out of another word) in a text. */
 function redactor(terms: string[]): (text: string) => string {
   if (!terms.length) return (text) => text;
-  const pattern = new RegExp(terms.map(escape).join('|'), 'gi');
+  const longestFirst = [...terms].sort((a, b) => b.length - a.length);
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${longestFirst.map(escape).join('|')})(?![\\p{L}\\p{N}])`, 'giu');
   return (text) => text.replace(pattern, ERASED_TEXT);
 }
 
