@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { describe, expect, test } from 'vitest';
+import { consoleForSteps, expectAccessible, expectNoOverflow, field, heading, menuItem, poll, quiet, signIn, SKIP_BROWSER } from './harness.js';
 
 // Privacy requests in the staff console, in Chromium against the real service (see ./harness.ts): an export made on
 // the screen and its JSON file downloaded, an erase confirmed in its dialog (which says what will happen), the list of
@@ -15,29 +15,14 @@ if (SKIP_BROWSER) {
 }
 
 describe.skipIf(SKIP_BROWSER)('privacy requests in Chromium', { timeout: 180_000 }, () => {
-  let app: Console;
+  const browser = consoleForSteps(ADMIN);
+  const apiCall = browser.api;
   let page: Page;
   let base = '';
   let leadId = '';
 
-  beforeAll(async () => {
-    app = await startConsole(ADMIN);
-    ({ page, base } = app);
-  }, 180_000);
-
-  afterAll(() => app?.close(), 180_000);
-
-  stepsInOrder(() => app);
-
-  const poll = <T>(read: () => Promise<T> | T, message?: string) => expect.poll(read, { timeout: 30_000, message });
-
-  async function apiCall(method: 'GET' | 'POST', path: string, data?: object): Promise<any> {
-    const response = await page.request.fetch(`${base}${path}`, { method, data });
-    expect(response.ok(), `${method} ${path}: ${response.status()} ${await response.text()}`).toBe(true);
-    return response.json();
-  }
-
   test('sign in; a buyer with a lead and an inquiry', async () => {
+    ({ page, base } = browser.app());
     await signIn(page, base, ADMIN.email, ADMIN.password);
     await heading(page, 'Dashboard').waitFor();
     leadId = (await apiCall('POST', '/api/crm/leads', { first_name: 'Rosa', last_name: 'Privado', ...PERSON, notes: 'Rosa prefers calls after 5' })).id;
@@ -102,6 +87,6 @@ describe.skipIf(SKIP_BROWSER)('privacy requests in Chromium', { timeout: 180_000
     expect(await page.getByText('Rosa').count()).toBe(0);
     const lead = await apiCall('GET', `/api/crm/leads/${leadId}`);
     expect(lead).toMatchObject({ first_name: 'Erased', last_name: 'person', phone: null, notes: null, email: `erased-${leadId}@invalid` });
-    expect(app.serverErrors, app.log()).toEqual([]);
+    expect(browser.app().serverErrors, browser.app().log()).toEqual([]);
   });
 });
