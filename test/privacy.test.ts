@@ -145,6 +145,11 @@ describe('erase', () => {
     expect(await mentions('Reyes')).toEqual({});
     expect(mailNaming(email)).toEqual([]);
     expect(readdirSync(outbox()).filter((f) => f.endsWith('.erasing'))).toEqual([]);
+    // The lead's timeline (read from all of those) still shows its own events (creation, the call, the reservation), without them.
+    const timeline = await as(ctx, admin).get(`/api/crm/leads/${seeded.lead.id}/timeline?limit=100`);
+    expect(timeline.statusCode).toBe(200);
+    expect(timeline.json().pagination.total).toBeGreaterThanOrEqual(3);
+    for (const term of [email, 'Reyes', 'Juan', '765 4321']) expect(timeline.body).not.toContain(term);
 
     // Counts, stats and reports are exactly as before.
     expect(await stats()).toEqual(statsBefore);
