@@ -50,7 +50,8 @@ const mailNaming = (term: string) => (existsSync(outbox()) ? readdirSync(outbox(
  */
 async function seedPerson(first: string, last: string, email: string, phone: string) {
   const lead = await make.lead(ctx, { first_name: first, last_name: last, email, phone: phone.replace(/ /g, '-'), notes: `${first} prefers mornings`, assigned_to: agent.id, status: 'qualified' }, admin);
-  const old = await make.lead(ctx, { first_name: first, last_name: last, phone, source: 'event' }, admin);
+  // An older lead of theirs, by phone only and under a nickname, deleted: in the trash.
+  const old = await make.lead(ctx, { first_name: `${first}ito`, last_name: last, phone, source: 'event', assigned_to: agent.id }, admin);
   await ok(as(ctx, admin).delete(`/api/crm/leads/${old.id}`));
   const inquiry = await make.inquiry(ctx, { name: `${first} ${last}`, email: email.toUpperCase(), phone, subject: `Visit for ${first}`, message: `Call me on ${phone}` }, admin);
   const subscription = await make.newsletter(ctx, { email, name: `${first} ${last}` }, admin);
@@ -106,7 +107,7 @@ describe('export', () => {
     const kept = await ok(as(ctx, admin).get(`${PATH}/${done.id}`));
     expect(kept).toMatchObject({ id: done.id, kind: 'export', origin: 'request', requested_by: { id: admin.id }, found: done.found });
     expect(kept.records.leads).toEqual([seeded.lead.id]);
-    for (const term of ['maria.santos', '917', 'Santos']) expect(await count(`select count(*)::int as n from privacy_requests p where p::text ilike $1`, [`%${term}%`])).toBe(0);
+    for (const term of ['maria.santos', '9171234567', '917 123 4567', 'Santos']) expect(await count(`select count(*)::int as n from privacy_requests p where p::text ilike $1`, [`%${term}%`])).toBe(0);
     expect(await count(`select count(*)::int as n from activity_logs where action = 'privacy_export' and resource = 'privacy_requests' and resource_id = $1 and user_id = $2`, [done.id, admin.id])).toBe(1);
   });
 });
@@ -143,6 +144,7 @@ describe('erase', () => {
     expect(await mentions(email)).toEqual({});
     expect(await mentions('918 765 4321')).toEqual({});
     expect(await mentions('Reyes')).toEqual({});
+    expect(await mentions('Juanito')).toEqual({});
     expect(mailNaming(email)).toEqual([]);
     expect(readdirSync(outbox()).filter((f) => f.endsWith('.erasing'))).toEqual([]);
     // The lead's timeline (read from all of those) still shows its own events (creation, the call, the reservation), without them.

@@ -8,7 +8,7 @@ import { loggable } from '../../../audit/record.js';
 import { clock } from '../../../clock.js';
 import type { Actor } from '../../../data/actor.js';
 import type { Db, Executor, Tx } from '../../../db/client.js';
-import { activityLogs, imports, type PrivacyFound, privacyRequests, type PrivacyRequestKind, trash, webhookDeliveries } from '../../../db/schema/index.js';
+import { activityLogs, imports, notifications, type PrivacyFound, privacyRequests, type PrivacyRequestKind, trash, webhookDeliveries } from '../../../db/schema/index.js';
 import { rowsOf } from '../../../webhooks/record.js';
 import { entryOfResource, ERASED_NAME, ERASED_TEXT, type Found, likeTerm, type Person, PERSONAL_DATA, type PersonalData } from './registry.js';
 
@@ -96,8 +96,8 @@ export async function findPerson(db: Executor, person: Person, dataDir: string):
     person.email,
     ...PERSONAL_DATA.flatMap((entry) => rows[entry.section].flatMap((row) => [row.email, row.phone, row.contact_number] as (string | null)[])),
   ], 5).filter((term) => !/^erased-.*@invalid$/i.test(term));
-  const names = unique(PERSONAL_DATA.flatMap((entry) => (entry.names ? rows[entry.section].flatMap(entry.names) : [])), 2)
-    .filter((name) => name !== ERASED_NAME && name !== 'Erased' && name !== 'person');
+  const namesOf = (entry: PersonalData | undefined, list: Row[]) => (entry?.names ? list.flatMap(entry.names) : []);
+  const nameList = PERSONAL_DATA.flatMap((entry) => namesOf(entry, rows[entry.section]));
   const searched = byText ? strong : [];
 
   // Deleted records of the person, in the trash: matched as their table's entry matches live rows.
@@ -117,13 +117,27 @@ export async function findPerson(db: Executor, person: Person, dataDir: string):
     sql`${trash.id} = any(${idList(trashed)})`, sql`${trash.record_id} = any(${idList(theirs)})`,
     textIn(sql`(${trash.record}::text || ${trash.deleted_with}::text || ${trash.changed_with}::text || coalesce(${trash.title}, ''))`, searched),
   ))) as Row[];
+  const deletedIds: string[] = [];
   for (const row of trashRows) {
     if (theirs.has(String(row.record_id)) || trashed.has(String(row.id))) {
       theirs.add(String(row.record_id));
-      for (const deleted of row.deleted_with as { row: Row }[]) theirs.add(String(deleted.row.id));
+      deletedIds.push(String(row.record_id));
+      nameList.push(...namesOf(entryOfResource(String(row.resource)), [row.record as Row]));
+      // Rows deleted with it that have an id of their own (its activities; not its routing row, keyed by the lead).
+      for (const { row: deleted } of row.deleted_with as { row: Row }[]) {
+        if (typeof deleted.id !== 'string') continue;
+        theirs.add(deleted.id);
+        deletedIds.push(deleted.id);
+      }
     }
   }
   rows.trash = trashRows;
+  // Notifications about their deleted records, beside those the registry found about the live ones.
+  const known = new Set(found.notifications);
+  const aboutDeleted = deletedIds.length ? ((await db.select().from(notifications).where(sql`${notifications.record_id} = any(${idList(deletedIds)})`)) as Row[]) : [];
+  rows.notifications.push(...aboutDeleted.filter((row) => !known.has(String(row.id))));
+  found.notifications = rows.notifications.map((row) => String(row.id));
+  const names = unique(nameList, 2).filter((name) => name !== ERASED_NAME && name !== 'Erased' && name !== 'person');
   const keyed = new Set([...theirs, ...PERSONAL_DATA.filter((entry) => entry.shared).flatMap((entry) => found[entry.section])]);
   rows.audit_entries = (await db.select().from(activityLogs)
     .where(or(sql`${activityLogs.resource_id} = any(${idList(keyed)})`, textIn(sql`${activityLogs.changes}::text`, searched)))
