@@ -43,6 +43,8 @@ async function mentions(term: string) {
 const outbox = () => join(ctx.config.dataDir, 'outbox');
 const mailNaming = (term: string) => (existsSync(outbox()) ? readdirSync(outbox()).filter((f) => readFileSync(join(outbox(), f), 'utf8').toLowerCase().includes(term.toLowerCase())) : []);
 
+let visits = 10;
+
 /**
  * A person with something in every place: two leads (one deleted, in the trash), an inquiry, a subscription, a
  * reservation, an activity and a follow-up on the lead, a campaign delivered to them (a stored mail), notifications and
@@ -55,6 +57,10 @@ async function seedPerson(first: string, last: string, email: string, phone: str
   await ok(as(ctx, admin).delete(`/api/crm/leads/${old.id}`));
   const inquiry = await make.inquiry(ctx, { name: `${first} ${last}`, email: email.toUpperCase(), phone, subject: `Visit for ${first}`, message: `Call me on ${phone}` }, admin);
   const subscription = await make.newsletter(ctx, { email, name: `${first} ${last}` }, admin);
+  // Their own visit to the website: the inquiry form, from their address and browser.
+  const ip = `203.0.113.${++visits}`;
+  await ok(as(ctx, none, { remoteAddress: ip, headers: { 'user-agent': `${first}Browser/1.0` } })
+    .post('/api/public/inquiries', { name: `${first} ${last}`, email, subject: 'Price list', message: 'Please send it' }), 201);
   const unit = await make.unit(ctx, { price: 2_500_000 }, admin);
   const reservation = await make.reservation(ctx, { inventory_id: unit.id, client_name: `${first} ${last}`, email, contact_number: phone, notes: `${first} pays in May` }, admin);
   const activity = await ok(as(ctx, admin).post(`/api/crm/leads/${lead.id}/activities`, { kind: 'call', outcome: 'answered', body: `${first} asked about parking` }), 201);
@@ -62,7 +68,7 @@ async function seedPerson(first: string, last: string, email: string, phone: str
   const campaign = await make.campaign(ctx, { recipients: [email] }, admin);
   await ok(as(ctx, admin).post(`/api/crm/campaigns/${campaign.id}/send`));
   await waitFor(() => mailNaming(`To: ${email}`).length > 0, PATIENCE_MS, `the campaign mail to ${email} in the outbox`);
-  return { lead, old, inquiry, subscription, unit, reservation, activity, task, campaign };
+  return { lead, old, inquiry, subscription, unit, reservation, activity, task, campaign, ip };
 }
 
 describe('export', () => {
@@ -85,7 +91,8 @@ describe('export', () => {
     expect(document.privacy_request).toMatchObject({ id: done.id, kind: 'export' });
     expect(document.leads.map((l: any) => l.id)).toEqual([seeded.lead.id]);
     expect(document.leads[0]).toMatchObject({ first_name: 'Maria', email: 'maria.santos@example.com', notes: 'Maria prefers mornings' });
-    expect(document.inquiries.map((i: any) => i.id)).toEqual([seeded.inquiry.id]);
+    expect(document.inquiries.map((i: any) => i.id)).toContain(seeded.inquiry.id);
+    expect(document.inquiries).toHaveLength(2); // the one recorded by staff, the one from the website's form
     expect(document.subscriptions[0]).toMatchObject({ id: seeded.subscription.id, status: 'subscribed' });
     expect(document.reservations[0]).toMatchObject({ id: seeded.reservation.id, client_name: 'Maria Santos' });
     expect(document.activities[0]).toMatchObject({ id: seeded.activity.id, body: 'Maria asked about parking' });
@@ -145,6 +152,8 @@ describe('erase', () => {
     expect(await mentions('918 765 4321')).toEqual({});
     expect(await mentions('Reyes')).toEqual({});
     expect(await mentions('Juanito')).toEqual({});
+    expect(await mentions(seeded.ip)).toEqual({});
+    expect(await mentions('JuanBrowser')).toEqual({});
     expect(mailNaming(email)).toEqual([]);
     expect(readdirSync(outbox()).filter((f) => f.endsWith('.erasing'))).toEqual([]);
     // The lead's timeline (read from all of those) still shows its own events (creation, the call, the reservation), without them.
@@ -171,6 +180,7 @@ describe('erase', () => {
     expect(await ok(as(ctx, admin).get(`/api/crm/leads/${seeded.old.id}`))).toMatchObject({ first_name: 'Erased', phone: null, source: 'event' });
 
     // A campaign to every subscriber leaves their erased address out (the subscription stays, for the counts).
+    await make.newsletter(ctx, {}, admin);
     const news = await make.campaign(ctx, {}, admin);
     await ok(as(ctx, admin).post(`/api/crm/campaigns/${news.id}/send`));
     await waitFor(async () => (await count('select count(*)::int as n from campaign_deliveries where campaign_id = $1', [news.id])) > 0, PATIENCE_MS, 'the campaign\'s recipients');

@@ -270,7 +270,11 @@ export async function erasePerson(tx: Tx, actor: Actor, findings: Findings, data
     const entry = keyed.has(id) ? entryOfResource(String(log.resource)) : undefined;
     const redact = mine ? ofTheirs : everywhere;
     const next = redactDeep({ ...changes, before: anonymised(entry, id, changes.before, redact), after: anonymised(entry, id, changes.after, redact) }, redact);
-    if (!same(next, changes)) await tx.update(activityLogs).set({ changes: next }).where(eq(activityLogs.id, String(log.id)));
+    // A change of theirs made by no user came from them (the website's forms): where they were is theirs too.
+    const visitor = mine && log.user_id === null && (log.ip_address !== null || log.user_agent !== null);
+    if (!same(next, changes) || visitor) {
+      await tx.update(activityLogs).set({ changes: next, ...(visitor ? { ip_address: null, user_agent: null } : {}) }).where(eq(activityLogs.id, String(log.id)));
+    }
   }
 
   for (const entry of rows.trash) {
