@@ -17,6 +17,17 @@ import { countsOf, eraseAndRecord, exportDocument, findPerson, personHash, recor
 const PATH = '/api/crm/privacy-requests';
 const downloadOf = (id: string) => `${PATH}/${id}/download`;
 
+const summaryFields = {
+  id: privacyRequests.id,
+  kind: privacyRequests.kind,
+  origin: privacyRequests.origin,
+  requested_by: { id: users.id, name: users.name, email: users.email },
+  found: sql<Record<string, number>>`(select coalesce(jsonb_object_agg(f.key, jsonb_array_length(f.value)), '{}'::jsonb) from jsonb_each(${privacyRequests.found}) f)`,
+  download: sql<string | null>`case when ${privacyRequests.kind} = 'export' then ${PATH} || '/' || ${privacyRequests.id}::text || '/download' end`,
+  created_at: privacyRequests.created_at,
+};
+const joins = (query: any) => query.leftJoin(users, eq(users.id, privacyRequests.requested_by));
+
 /** The list of privacy requests (a plain resource, as the trash is: it has no webhook or live events of its own). */
 const privacyRequestResource: Resource = {
   name: 'privacy_requests',
@@ -24,19 +35,9 @@ const privacyRequestResource: Resource = {
   label: 'Privacy request',
   table: privacyRequests,
   id: privacyRequests.id,
-  view: {
-    fields: {
-      id: privacyRequests.id,
-      kind: privacyRequests.kind,
-      origin: privacyRequests.origin,
-      requested_by: { id: users.id, name: users.name, email: users.email },
-      found: sql<Record<string, number>>`(select coalesce(jsonb_object_agg(f.key, jsonb_array_length(f.value)), '{}'::jsonb) from jsonb_each(${privacyRequests.found}) f)`,
-      records: privacyRequests.found,
-      download: sql<string | null>`case when ${privacyRequests.kind} = 'export' then ${PATH} || '/' || ${privacyRequests.id}::text || '/download' end`,
-      created_at: privacyRequests.created_at,
-    },
-    joins: (query) => query.leftJoin(users, eq(users.id, privacyRequests.requested_by)),
-  },
+  // The detail adds the ids found; the list gives the counts.
+  view: { fields: { ...summaryFields, records: privacyRequests.found }, joins },
+  listView: { fields: summaryFields, joins },
   list: {
     sortable: { created_at: privacyRequests.created_at },
     defaultSort: 'created_at',
@@ -46,7 +47,6 @@ const privacyRequestResource: Resource = {
     },
   },
 };
-privacyRequestResource.listView = { ...privacyRequestResource.view, fields: Object.fromEntries(Object.entries(privacyRequestResource.view.fields).filter(([key]) => key !== 'records')) };
 
 const sectionList = SECTIONS.map((section) => `\`${section}\``).join(', ');
 const Counts = Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: `Records found, by section: ${sectionList}` });
