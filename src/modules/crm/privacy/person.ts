@@ -334,7 +334,7 @@ export async function erasePerson(tx: Tx, actor: Actor, findings: Findings, data
 
 /**
  * Each stored message naming the person becomes a short one: its date, sender and message id kept, its recipient and
- * subject redacted, its body a line saying it was erased (a message's encoded parts cannot be redacted reliably).
+ * subject redacted (left out when encoded), its body a line saying it was erased (encoded parts cannot be redacted reliably).
  */
 function prepareMail(dataDir: string, files: string[], redact: (text: string) => string): MailRewrites {
   const rewrites: MailRewrites = { files: [] };
@@ -342,7 +342,8 @@ function prepareMail(dataDir: string, files: string[], redact: (text: string) =>
     const path = join(outboxOf(dataDir), file);
     if (!existsSync(path)) continue;
     const head = readable(readFileSync(path, 'utf8')).split(/\r?\n\r?\n/, 1)[0].replace(/\r?\n[ \t]+/g, ' ');
-    const kept = head.split(/\r?\n/).filter((line) => /^(date|from|to|subject|message-id):/i.test(line)).map(redact);
+    // Encoded words (`=?UTF-8?Q?…?=`, a name with accents) cannot be searched: such a recipient or subject is left out.
+    const kept = head.split(/\r?\n/).filter((line) => /^(date|from|to|subject|message-id):/i.test(line) && !(/^(to|subject):/i.test(line) && line.includes('=?'))).map(redact);
     const message = `${kept.join('\n')}\nContent-Type: text/plain; charset=utf-8\n\nThis message was erased on a privacy request.\n`;
     const temporary = `${path}.erasing`;
     writeFileSync(temporary, message);
