@@ -37,6 +37,11 @@ export type Config = {
   activityLogRetentionDays: number;
   /** Deleted cms and crm records stay restorable (in the trash) this many days, then a daily job purges them. */
   trashRetentionDays: number;
+  /**
+   * Leads lost, or untouched (no change, no activity), for this many months are anonymised by a daily job (the privacy
+   * erase); undefined: never.
+   */
+  personalDataRetentionMonths: number | undefined;
   uploadDir: string;
   uploadMaxBytes: number;
   /** Images with more pixels than this are refused (decompression bombs). */
@@ -357,6 +362,7 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     sessionTtlHours: integer(env, 'SESSION_TTL_HOURS', 168, 1, 24 * 366),
     activityLogRetentionDays: integer(env, 'ACTIVITY_LOG_RETENTION_DAYS', 90, 1, 36500),
     trashRetentionDays: integer(env, 'TRASH_RETENTION_DAYS', 30, 1, 36500),
+    personalDataRetentionMonths: integer(env, 'PERSONAL_DATA_RETENTION_MONTHS', 0, 0, 1200) || undefined,
     uploadDir: resolve(env.UPLOAD_DIR?.trim() || join(dataDir, 'uploads')),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 40),
     uploadMaxPixels: integer(env, 'UPLOAD_MAX_PIXELS', 100_000_000, 1, 2 ** 31),

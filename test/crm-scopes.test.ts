@@ -135,6 +135,7 @@ describe('the matrix: every crm route × (all, department, own) × (inside, outs
     [/^\/api\/crm\/(inventory|newsletters)\/import$/, 'imports of stock and of the shared list'],
     [/^\/api\/crm\/lead-flow\//, 'lead-flow settings (groups, rules, action plans) are the team\'s configuration, not anyone\'s record: every crm reader reads them'],
     [/^\/api\/crm\/my-day$/, 'the caller\'s own day: each of its lists is read with their record scope (test/my-day.test.ts)'],
+    [/^\/api\/crm\/privacy-requests(\/|$)/, 'privacy requests refuse every caller whose record scope is not all (403 with the reason): an export or erase must reach every record (test/privacy.test.ts)'],
   ];
   /** Routes of the scoped resources and how each is checked. */
   const CHECKED = new Map<string, string>([

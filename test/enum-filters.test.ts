@@ -1,7 +1,7 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { is } from '../src/data/filters.js';
-import { campaigns, imports, webhookDeliveries, webhookEndpoints } from '../src/db/schema/index.js';
+import { campaigns, imports, privacyRequests, webhookDeliveries, webhookEndpoints } from '../src/db/schema/index.js';
 import { localDay } from '../src/modules/crm/tasks.js';
 import { adminOf, make } from './factories.js';
 import { as, countQueries, createTestApp, resolvedOpenapi, type TestContext } from './helpers.js';
@@ -77,6 +77,11 @@ beforeAll(async () => {
     { resource: 'inventory', filename: 'units.csv', status: 'failed', failure_reason: 'Not a CSV file', created_by: admin.id },
     { resource: 'newsletters', filename: 'readers.csv', status: 'queued', content: 'email\n', created_by: admin.id },
   ]);
+
+  // Privacy requests: an export and an erase asked for, and a run of the retention job (written by the job: here directly).
+  await ok(api.post('/api/crm/privacy-requests', { kind: 'export', email: 'nobody-export@example.com' }), 201);
+  await ok(api.post('/api/crm/privacy-requests', { kind: 'erase', email: 'nobody-erase@example.com' }), 201);
+  await db.insert(privacyRequests).values({ kind: 'erase', origin: 'retention', found: {} });
 
   // Webhook endpoints: an event reaches those subscribed to it and those subscribed to everything.
   const endpoint = async (name: string, events: string[]) => {

@@ -22,6 +22,7 @@ const Pipeline = screen(lazy(() => import('./workspace/PipelineBoard')));
 const Availability = screen(lazy(() => import('./workspace/AvailabilityBoard')));
 const Trash = screen(lazy(() => import('./undo/TrashPage')));
 const Reports = screen(lazy(() => import('./reports/ReportsPage')));
+const PrivacyRequests = screen(lazy(() => import('./crm/PrivacyRequestsPage')));
 
 // One <Resource> per declaration; a screen of its own (screens/registry.ts) replaces the generic one where the product differs.
 const resources = RESOURCES.map((spec) => {
@@ -68,6 +69,7 @@ export function App() {
           <Route path="/crm/availability/:projectId?" element={<Availability />} />
           <Route path="/reports/:report?" element={<Reports />} />
           <Route path="/trash/:module" element={<Trash />} />
+          <Route path="/crm/privacy-requests" element={<PrivacyRequests />} />
         </CustomRoutes>
         {resources}
       </Admin>

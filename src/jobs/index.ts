@@ -9,6 +9,7 @@ import { leadFlowSweep } from './lead-flow-sweep.js';
 import { taskDigest } from './task-digest.js';
 import { trashPurge } from './trash-purge.js';
 import { weeklyReport } from './weekly-report.js';
+import { privacyRetention } from '../modules/crm/privacy/retention.js';
 
 /** Every background job of the service, in one place. */
-export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, scheduledBackup, leadFlowSweep, weeklyReport];
+export const JOBS = [activityLogRetention, changeLogPrune, campaignDelivery, campaignScheduled, importJob, webhookDispatch, webhookDeliveryRetention, unusedUploadsCleanup, trashPurge, taskDigest, scheduledBackup, leadFlowSweep, weeklyReport, privacyRetention];

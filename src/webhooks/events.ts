@@ -73,10 +73,11 @@ export const TEST_EVENT = 'webhook.test';
 const known = new Set<string>(SUBSCRIBABLE);
 export const isSubscribable = (type: string) => known.has(type);
 
-/** The event of a change to `resource`, or undefined when the resource has none. */
-export function eventOf(resource: string, action: keyof typeof ACTION_EVENTS): EventType | undefined {
+/** The event of a change to `resource`, or undefined when the resource or the action (a privacy erase) has none. */
+export function eventOf(resource: string, action: string): EventType | undefined {
   const singular = (RESOURCE_EVENTS as Record<string, string>)[resource];
-  return singular ? (`${singular}.${ACTION_EVENTS[action]}` as EventType) : undefined;
+  const event = (ACTION_EVENTS as Record<string, string>)[action];
+  return singular && event ? (`${singular}.${event}` as EventType) : undefined;
 }
 
 /**

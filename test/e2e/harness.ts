@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { beforeEach, expect, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, vi } from 'vitest';
 import { compiled } from '../compiled.js';
 import { createTestDatabase, freePort, pgliteDataDir, serverUrl, waitFor } from '../helpers.js';
 
@@ -314,4 +314,30 @@ export async function signIn(page: Page, base: string, email: string, password: 
   await field(page, 'Email').fill(email);
   await field(page, 'Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Polled for as long as a step on two shared cores may take. */
+export const poll = <T>(read: () => Promise<T> | T, message?: string) => expect.poll(read, { timeout: 30_000, message });
+
+/**
+ * A browser file's console: the service and Chromium started before its steps (signed out), closed after them, the
+ * steps run in order (./harness.ts `stepsInOrder`); `api` calls the API with the browser's session cookie and answers
+ * its JSON (the call must succeed).
+ */
+export function consoleForSteps(admin: { email: string; password: string }, env: Record<string, string> = {}) {
+  const held: { app?: Console } = {};
+  beforeAll(async () => {
+    held.app = await startConsole(admin, env);
+  }, 180_000);
+  afterAll(() => held.app?.close(), 180_000);
+  stepsInOrder(() => held.app);
+  const app = () => held.app!;
+  return {
+    app,
+    async api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, data?: object): Promise<any> {
+      const response = await app().page.request.fetch(`${app().base}${path}`, { method, data });
+      expect(response.ok(), `${method} ${path}: ${response.status()} ${await response.text()}`).toBe(true);
+      return response.status() === 204 ? undefined : response.json();
+    },
+  };
 }

@@ -2,6 +2,7 @@ import AltRouteIcon from '@mui/icons-material/AltRoute';
 import AssessmentIcon from '@mui/icons-material/Assessment';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
+import PrivacyTipIcon from '@mui/icons-material/PrivacyTip';
 import ManageAccountsIcon from '@mui/icons-material/ManageAccounts';
 import TodayIcon from '@mui/icons-material/Today';
 import ViewKanbanIcon from '@mui/icons-material/ViewKanban';
@@ -51,6 +52,7 @@ function Navigation() {
             <Menu.ResourceItem key={spec.name} name={spec.name} />
           ))}
           {module !== 'iam' && can(permissions, module, 'delete') ? <Menu.Item to={`/trash/${module}`} primaryText="Trash" leftIcon={<DeleteSweepIcon />} /> : null}
+          {module === 'crm' && can(permissions, module, 'delete') ? <Menu.Item to="/crm/privacy-requests" primaryText="Privacy requests" leftIcon={<PrivacyTipIcon />} /> : null}
         </div>
       ))}
     </Menu>

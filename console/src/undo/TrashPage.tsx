@@ -1,7 +1,7 @@
 import RestoreFromTrashIcon from '@mui/icons-material/RestoreFromTrash';
 import {
   Alert, Box, Button, Card, CardContent, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle, FormControl, InputLabel, MenuItem,
-  Select, Skeleton, Table, TableBody, TableCell, TableHead, TablePagination, TableRow, Typography,
+  Select, Skeleton, TableCell, TableRow, Typography,
 } from '@mui/material';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
@@ -10,7 +10,7 @@ import { useParams } from 'react-router-dom';
 import { api } from '../api/http';
 import { RESOURCES } from '../resources/declarations';
 import { MODULE_LABELS, type Module } from '../resources/types';
-import { ScrollX } from '../shared/ScrollX';
+import { PagedTable } from '../shared/PagedTable';
 import { useApiAction } from '../shared/useApiAction';
 
 type Entry = { id: string; resource: string; record_id: string; title: string | null; deleted_by: { name: string } | null; deleted_at: string; deleted_with: number };
@@ -75,33 +75,24 @@ export default function TrashPage() {
         {!trash.data && !trash.error ? <Skeleton height={120} aria-label="Loading the trash" /> : null}
         {trash.data && !trash.data.pagination.total ? <Typography sx={{ my: 2 }}>The trash is empty.</Typography> : null}
         {trash.data?.pagination.total ? (
-          <>
-            <ScrollX label="Deleted records">
-              <Table size="small" aria-label={`Deleted ${MODULE_LABELS[module as Module].toLowerCase()} records`}>
-                <TableHead>
-                  <TableRow><TableCell>Record</TableCell><TableCell>Kind</TableCell><TableCell>Deleted</TableCell><TableCell>By</TableCell><TableCell>With it</TableCell><TableCell><Box component="span" sx={{ position: 'absolute', left: -9999 }}>Actions</Box></TableCell></TableRow>
-                </TableHead>
-                <TableBody>
-                  {trash.data.data.map((entry) => (
-                    <TableRow key={entry.id}>
-                      <TableCell component="th" scope="row">{entry.title ?? entry.record_id}</TableCell>
-                      <TableCell>{kinds[entry.resource] ?? entry.resource}</TableCell>
-                      <TableCell sx={{ whiteSpace: 'nowrap' }}>{dateTime.format(new Date(entry.deleted_at))}</TableCell>
-                      <TableCell>{entry.deleted_by?.name ?? 'the system'}</TableCell>
-                      <TableCell>{entry.deleted_with ? `${entry.deleted_with} record${entry.deleted_with === 1 ? '' : 's'}` : '—'}</TableCell>
-                      <TableCell>
-                        <Button size="small" startIcon={<RestoreFromTrashIcon />} onClick={() => setRestoring(entry)} aria-label={`Restore ${entry.title ?? entry.record_id}`}>Restore</Button>
-                      </TableCell>
-                    </TableRow>
-                  ))}
-                </TableBody>
-              </Table>
-            </ScrollX>
-            <TablePagination
-              component="div" count={trash.data.pagination.total} page={page} onPageChange={(_, next) => setPage(next)} rowsPerPage={limit}
-              rowsPerPageOptions={[10, 25, 50]} onRowsPerPageChange={(event) => { setLimit(Number(event.target.value)); setPage(0); }} labelRowsPerPage="Records per page"
-            />
-          </>
+          <PagedTable
+            label="Deleted records" tableLabel={`Deleted ${MODULE_LABELS[module as Module].toLowerCase()} records`} total={trash.data.pagination.total} page={page} limit={limit}
+            onPage={setPage} onLimit={setLimit} rowsLabel="Records per page"
+            head={<><TableCell>Record</TableCell><TableCell>Kind</TableCell><TableCell>Deleted</TableCell><TableCell>By</TableCell><TableCell>With it</TableCell><TableCell><Box component="span" sx={{ position: 'absolute', left: -9999 }}>Actions</Box></TableCell></>}
+          >
+            {trash.data.data.map((entry) => (
+              <TableRow key={entry.id}>
+                <TableCell component="th" scope="row">{entry.title ?? entry.record_id}</TableCell>
+                <TableCell>{kinds[entry.resource] ?? entry.resource}</TableCell>
+                <TableCell sx={{ whiteSpace: 'nowrap' }}>{dateTime.format(new Date(entry.deleted_at))}</TableCell>
+                <TableCell>{entry.deleted_by?.name ?? 'the system'}</TableCell>
+                <TableCell>{entry.deleted_with ? `${entry.deleted_with} record${entry.deleted_with === 1 ? '' : 's'}` : '—'}</TableCell>
+                <TableCell>
+                  <Button size="small" startIcon={<RestoreFromTrashIcon />} onClick={() => setRestoring(entry)} aria-label={`Restore ${entry.title ?? entry.record_id}`}>Restore</Button>
+                </TableCell>
+              </TableRow>
+            ))}
+          </PagedTable>
         ) : null}
       </CardContent>
       <Dialog open={!!restoring} onClose={() => setRestoring(undefined)} aria-labelledby="trash-restore-title">

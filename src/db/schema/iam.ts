@@ -4,7 +4,8 @@ import { createdAt, id, ts, updatedAt } from './common.js';
 
 export const MODULES = ['cms', 'crm', 'iam'] as const;
 export type ModuleName = (typeof MODULES)[number];
-export const ACTIONS = ['create', 'update', 'delete'] as const;
+/** `privacy_export`, `privacy_erase`: a person's data exported or erased (src/modules/crm/privacy). */
+export const ACTIONS = ['create', 'update', 'delete', 'privacy_export', 'privacy_erase'] as const;
 /**
  * A user's record scope in the crm module: `all` records (the default), those of their `department` (owned
  * by anyone in it) or their `own`. Which users own a record: the resource's `ownership` (src/data/resource.ts).

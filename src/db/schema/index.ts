@@ -6,3 +6,4 @@ export * from './trash.js';
 export * from './notifications.js';
 export * from './lead-flow.js';
 export * from './reports.js';
+export * from './privacy.js';

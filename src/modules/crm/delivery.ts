@@ -36,7 +36,9 @@ export function recipientMail(services: Pick<Services, 'config' | 'database'>, c
 /**
  * Recipients are resolved once, when the campaign is sent: one pending row per (campaign, address), written by
  * the database itself (`insert … select`), so no recipient list is ever held in memory. "all" is every subscribed
- * address; an explicit address that unsubscribed is skipped. Runs only while the campaign has no rows yet.
+ * address; an explicit address that unsubscribed is skipped, and so is an erased one (`…@invalid`: a privacy erase keeps
+ * the subscription, so counts stay, but the reserved `.invalid` domain never receives mail). Runs only while the campaign
+ * has no rows yet.
  */
 async function resolveRecipients(services: Services, campaign: Campaign) {
   const db = services.database.db;
@@ -46,14 +48,14 @@ async function resolveRecipients(services: Services, campaign: Campaign) {
   await db.transaction(async (tx) => {
     if (campaign.recipients.includes('all')) {
       await tx.execute(sql`insert into campaign_deliveries (id, campaign_id, email, status, created_at)
-        select gen_random_uuid(), ${campaign.id}, lower(email), 'pending', now() from newsletter_subscriptions where status = 'subscribed'
+        select gen_random_uuid(), ${campaign.id}, lower(email), 'pending', now() from newsletter_subscriptions where status = 'subscribed' and email not like '%@invalid'
         on conflict (campaign_id, email) do nothing`);
     }
     if (explicit.length) {
       const list = sql.join(explicit.map((e) => sql`(${e}::text)`), sql`, `);
       await tx.execute(sql`insert into campaign_deliveries (id, campaign_id, email, status, created_at)
         select gen_random_uuid(), ${campaign.id}, r.email, 'pending', now() from (values ${list}) as r(email)
-        where not exists (select 1 from newsletter_subscriptions s where s.email = r.email and s.status = 'unsubscribed')
+        where r.email not like '%@invalid' and not exists (select 1 from newsletter_subscriptions s where s.email = r.email and s.status = 'unsubscribed')
         on conflict (campaign_id, email) do nothing`);
     }
   });

@@ -18,6 +18,7 @@ import timelineRoutes from './timeline.js';
 import leadFlowOfLeadRoutes from './lead-flow/flow.js';
 import myDayRoutes from './lead-flow/my-day.js';
 import planRoutes from './lead-flow/plans.js';
+import privacyRoutes from './privacy/routes.js';
 import runningPlanRoutes from './lead-flow/running-plans.js';
 
 /** The crm module: every route inside is guarded by the crm permissions. */
@@ -40,6 +41,7 @@ export default moduleRoutes('crm', async (app: App) => {
   await app.register(myDayRoutes);
   await app.register(leadFlowRoutes);
   await app.register(leadFlowOfLeadRoutes);
+  await app.register(privacyRoutes);
   // Last: the trash lists the resources registered above.
   await app.register(trashRoutes('crm'));
 });

@@ -8,6 +8,7 @@ import { ErrorBody } from '../../http/schemas.js';
 import { clock } from '../../clock.js';
 import { LEAD_FLOW_SWEEPS, sweepLeadFlow } from '../crm/lead-flow/sweep.js';
 import { sendWeeklyReports } from '../../jobs/weekly-report.js';
+import { eraseStaleLeads } from '../crm/privacy/retention.js';
 
 /** Constant-time check of `Authorization: Bearer <CRON_SECRET>`; no secret configured → nobody passes. */
 export const cronAuthorised = bearerMatches;
@@ -93,5 +94,27 @@ export default async function cronRoutes(app: App) {
     if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
     const sent = await sendWeeklyReports(app, undefined, { anyHour: true });
     return { sent, message: `Sent ${sent} weekly report${sent === 1 ? '' : 's'}` };
+  });
+
+  // The daily personal-data retention now: what an outside scheduler (or a test moving the clock) runs.
+  app.post('/api/cron/privacy-retention', {
+    schema: {
+      tags: ['system'], summary: 'Erase the leads past PERSONAL_DATA_RETENTION_MONTHS now (bearer CRON_SECRET)',
+      description: 'What the daily `privacy-retention` job does, run now: leads lost, or untouched (no change and no activity), for '
+        + 'PERSONAL_DATA_RETENTION_MONTHS months by the service clock are anonymised with the privacy erase, each batch kept as a privacy request '
+        + 'of the system (origin `retention`). With the variable unset nothing is erased.',
+      security: [{ cronSecret: [] }],
+      response: {
+        200: Type.Object({ erased: Type.Integer(), requests: Type.Integer(), message: Type.String() }, { examples: [{ erased: 12, requests: 1, message: 'Erased 12 leads past 24 months' }] }),
+        401: ErrorBody,
+      },
+    },
+  }, async (request) => {
+    if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
+    const months = app.config.personalDataRetentionMonths;
+    const { erased, requests } = await eraseStaleLeads(app);
+    request.log.info({ erased, requests }, '/api/cron/privacy-retention');
+    const message = months ? `Erased ${erased} lead${erased === 1 ? '' : 's'} past ${months} months` : 'PERSONAL_DATA_RETENTION_MONTHS is not set: nothing erased';
+    return { erased, requests, message };
   });
 }
