@@ -5,6 +5,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { clock, tickingClock } from '../src/clock.js';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { publicFormsCleanup } from '../src/jobs/public-forms-cleanup.js';
 import { activityLogs, newsletterSignups, newsletterSubscriptions, usedFormTokens } from '../src/db/schema/index.js';
 import { as, createTestApp, createTestDatabase, createUser, none, type Reply, type TestContext } from './helpers.js';
 import { confirmPathOf, outboxReader } from './mail.js';
@@ -374,6 +375,28 @@ describe('confirmed sign-ups', () => {
       expect(outboxReader(direct).unread(email)).toEqual([]);
     } finally {
       await direct.close();
+    }
+  });
+});
+
+describe('cleanup', () => {
+  test('the hourly job forgets expired sign-ups (with their personal data) and used tokens past their expiry', async () => {
+    const app = await createTestApp({ REDIS_URL: undefined });
+    try {
+      const email = address('forgotten');
+      expect((await as(app, none).post('/api/public/newsletter', { email })).statusCode).toBe(200);
+      const link = confirmPathOf(await outboxReader(app).next(email));
+      const run = () => publicFormsCleanup.handler({}, { config: app.config, database: app.database, log: app.app.log, mailer: app.app.mailer, jobs: app.app.jobs });
+      await run();
+      expect(await pendingOf(email, app)).toHaveLength(1);
+      expect(await app.database.db.select().from(usedFormTokens)).toHaveLength(1);
+      ahead(49 * 3600 * 1000);
+      await run();
+      expect(await pendingOf(email, app)).toEqual([]);
+      expect(await app.database.db.select().from(usedFormTokens)).toEqual([]);
+      expect((await as(app, none).get(link)).json().details.token).toBe(REFUSED);
+    } finally {
+      await app.close();
     }
   });
 });

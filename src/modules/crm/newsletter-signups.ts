@@ -53,7 +53,6 @@ export async function signUp(app: App, actor: Actor, input: SignUp): Promise<voi
     name: input.name, token_hash: hashOf(token), mailed_at: now, expires_at: new Date(now.getTime() + CONFIRM_TTL_HOURS * 3600_000),
     consent_at: now, consent_ip: actor.ip, consent_user_agent: actor.userAgent, consent_form: input.form, consent_text: input.consentText,
   };
-  await db.delete(newsletterSignups).where(lt(newsletterSignups.expires_at, now));
   // One statement decides whether a mail goes out: concurrent sign-ups of one address cannot both mail.
   const [kept] = await db.insert(newsletterSignups).values({ email, ...values })
     .onConflictDoUpdate({ target: newsletterSignups.email, set: values, setWhere: lt(newsletterSignups.mailed_at, new Date(now.getTime() - RESEND_AFTER_MS)) })

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { lt } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import { clock } from '../../clock.js';
 import type { Config } from '../../config.js';
@@ -70,7 +69,8 @@ export function checkFormToken(config: Pick<Config, 'authSecret' | 'formTokenMin
 
 /**
  * Marks a token's id used; false when it already was. In Redis when REDIS_URL is set (as the rate limits), else (or
- * when Redis fails) in the database: either way shared by every instance. Ids are kept until their token expires.
+ * when Redis fails) in the database: either way shared by every instance. Ids are kept until their token expires
+ * (Redis forgets them then; the `public-forms-cleanup` job removes them from the database).
  */
 export async function useFormToken(app: App, id: string, expiresAt: Date): Promise<boolean> {
   const now = clock.now();
@@ -83,7 +83,6 @@ export async function useFormToken(app: App, id: string, expiresAt: Date): Promi
     }
   }
   const { db } = app.database;
-  await db.delete(usedFormTokens).where(lt(usedFormTokens.expires_at, now));
   const inserted = await db.insert(usedFormTokens).values({ id, expires_at: expiresAt }).onConflictDoNothing().returning({ id: usedFormTokens.id });
   return inserted.length === 1;
 }
