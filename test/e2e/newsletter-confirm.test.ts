@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually } from '../helpers.js';
 import { parseMail } from '../mail.js';
-import { type Console, expectAccessible, expectNoOverflow, heading, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { type Console, expectAccessible, expectNoOverflow, heading, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // A visitor's newsletter sign-up confirmed in Chromium against the real service (see ./harness.ts): the website's
 // form posted with its form token, the confirmation link followed from the mail in the outbox, the service's page
@@ -22,6 +22,7 @@ describe.skipIf(SKIP_BROWSER)('newsletter confirmation in Chromium', { timeout: 
   let page: Page;
   let base = '';
   let link = '';
+  let subscriptionId = '';
 
   beforeAll(async () => {
     app = await startConsole(ADMIN, { FORM_TOKEN_MIN_SECONDS: '0' });
@@ -68,7 +69,9 @@ describe.skipIf(SKIP_BROWSER)('newsletter confirmation in Chromium', { timeout: 
 
     const { session } = await api('POST', '/api/auth/login', ADMIN);
     const list = await api('GET', '/api/crm/newsletters?status=subscribed', undefined, { authorization: `Bearer ${session.token}` });
-    expect(list.data.find((s: { email: string }) => s.email === VISITOR)).toMatchObject({ name: 'Vic Visitor', consent: { form: 'footer', method: 'public-confirmed' } });
+    const subscription = list.data.find((s: { email: string }) => s.email === VISITOR);
+    expect(subscription).toMatchObject({ name: 'Vic Visitor', consent: { form: 'footer', method: 'public-confirmed' } });
+    subscriptionId = subscription.id;
   });
 
   test('the link followed again is refused with a page saying so', async () => {
@@ -79,5 +82,15 @@ describe.skipIf(SKIP_BROWSER)('newsletter confirmation in Chromium', { timeout: 
     await expectAccessible(page, 'the refused link page at 1200 px');
     await page.setViewportSize({ width: 375, height: 740 });
     await expectAccessible(page, 'the refused link page at 375 px');
+  });
+
+  test('staff see the consent on the subscriber\'s page in the console', async () => {
+    await page.setViewportSize({ width: 1200, height: 760 });
+    await signIn(page, base, ADMIN.email, ADMIN.password);
+    await heading(page, 'Dashboard').waitFor();
+    await page.goto(`${base}/newsletters/${subscriptionId}/show`);
+    await page.getByText('public-confirmed', { exact: true }).waitFor();
+    await page.getByText('footer', { exact: true }).waitFor();
+    await expectAccessible(page, 'the subscriber\'s page');
   });
 });
