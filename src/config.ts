@@ -87,6 +87,27 @@ export type Config = {
   liveStreamsPerUser: number;
   /** The identity provider staff may sign in with, set by environment (SSO_OIDC_*); administrators may add more in iam. */
   ssoOidc: SsoOidcConfig | undefined;
+  /** A public newsletter sign-up is subscribed only once its e-mailed link is followed (off: at once). */
+  newsletterDoubleOptIn: boolean;
+  /** The page the confirmation link opens (the token is appended as `token`); undefined: the service's own page. */
+  newsletterConfirmUrl: string | undefined;
+  /** The consent wording kept with a public sign-up when the website sends none of its own. */
+  newsletterConsentText: string;
+  /** The public forms require a form token (`GET /api/public/form-token`); off: a missing one is let through. */
+  publicFormToken: boolean;
+  /** A form token is accepted only this many seconds after it was issued (people take longer than bots to fill a form). */
+  formTokenMinSeconds: number;
+  /** CAPTCHA checked on the public forms; undefined: none. */
+  captcha: CaptchaConfig | undefined;
+};
+
+export const CAPTCHA_PROVIDERS = ['turnstile', 'hcaptcha'] as const;
+export type CaptchaConfig = { provider: (typeof CAPTCHA_PROVIDERS)[number]; secret: string; verifyUrl: string };
+
+/** The providers' own siteverify endpoints. */
+export const CAPTCHA_VERIFY_URLS: Record<CaptchaConfig['provider'], string> = {
+  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+  hcaptcha: 'https://api.hcaptcha.com/siteverify',
 };
 
 export type SsoOidcConfig = { issuer: string; clientId: string; clientSecret: string; name: string; scopes: string };
@@ -215,6 +236,29 @@ function ssoOidcOf(env: Env, production: boolean): SsoOidcConfig | undefined {
   return { issuer, clientId, clientSecret, name, scopes };
 }
 
+/** CAPTCHA_PROVIDER turns the check on; CAPTCHA_SECRET is then required, CAPTCHA_VERIFY_URL optional. */
+function captchaOf(env: Env): CaptchaConfig | undefined {
+  const provider = env.CAPTCHA_PROVIDER?.trim().toLowerCase();
+  const secret = env.CAPTCHA_SECRET?.trim();
+  const verifyUrl = url(env, 'CAPTCHA_VERIFY_URL', ['http', 'https']);
+  if (!provider) {
+    const stray = ['CAPTCHA_SECRET', 'CAPTCHA_VERIFY_URL'].find((name) => env[name]?.trim());
+    if (stray) throw new ConfigError(`CAPTCHA_PROVIDER (turnstile or hcaptcha) is required when ${stray} is set`);
+    return undefined;
+  }
+  if (!(CAPTCHA_PROVIDERS as readonly string[]).includes(provider)) throw new ConfigError(`CAPTCHA_PROVIDER must be turnstile or hcaptcha, got "${env.CAPTCHA_PROVIDER}"`);
+  if (!secret) throw new ConfigError('CAPTCHA_SECRET (the secret key from the CAPTCHA provider) is required when CAPTCHA_PROVIDER is set');
+  const chosen = provider as CaptchaConfig['provider'];
+  return { provider: chosen, secret, verifyUrl: verifyUrl ?? CAPTCHA_VERIFY_URLS[chosen] };
+}
+
+/** Text of at most `max` characters (trimmed); unset or empty: `fallback`. */
+function text(env: Env, name: string, fallback: string, max: number): string {
+  const raw = env[name]?.trim() || fallback;
+  if (raw.length > max) throw new ConfigError(`${name} must be at most ${max} characters long, got ${raw.length}`);
+  return raw;
+}
+
 /** Reads `.env` from the working directory (real environment variables win). */
 export function loadDotEnv(file = resolve('.env')): void {
   if (existsSync(file)) process.loadEnvFile(file);
@@ -275,6 +319,8 @@ function cron(env: Env, name: string): string | undefined {
   }
   return raw;
 }
+
+export const DEFAULT_CONSENT_TEXT = 'Yes, send me the newsletter by e-mail. I can unsubscribe at any time with the link in every newsletter.';
 
 const LOG_FORMATS = ['json', 'pretty'] as const;
 
@@ -388,5 +434,11 @@ export function loadConfig(env: Env = process.env, terminal: { stdoutIsTTY?: boo
     workDays: workDays(env),
     liveStreamsPerUser: integer(env, 'LIVE_STREAMS_PER_USER', 5, 1, 100),
     ssoOidc: ssoOidcOf(env, production),
+    newsletterDoubleOptIn: flag(env, 'NEWSLETTER_DOUBLE_OPT_IN', true),
+    newsletterConfirmUrl: url(env, 'NEWSLETTER_CONFIRM_URL', ['http', 'https']),
+    newsletterConsentText: text(env, 'NEWSLETTER_CONSENT_TEXT', DEFAULT_CONSENT_TEXT, 2000),
+    publicFormToken: flag(env, 'PUBLIC_FORM_TOKEN', true),
+    formTokenMinSeconds: integer(env, 'FORM_TOKEN_MIN_SECONDS', 3, 0, 3600),
+    captcha: captchaOf(env),
   };
 }

@@ -134,6 +134,8 @@ export function testConfig(env: TestEnv = {}): Config {
     LOG_LEVEL: 'silent',
     BASE_URL: 'http://localhost:3000',
     CRON_SECRET: CRON_SECRET,
+    // A form token may be used as soon as it is fetched (test/public-forms.test.ts sets the real wait).
+    FORM_TOKEN_MIN_SECONDS: '0',
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     ...env,
   });
@@ -213,6 +215,9 @@ export async function login(ctx: TestContext, email: string, password: string): 
   return res.json().session.token;
 }
 
+/** The public forms that take a form token (`GET /api/public/form-token`). */
+const PUBLIC_FORMS = /^\/api\/public\/(inquiries|newsletter)(\?|$)/;
+
 /** Signed out: a request without any session. */
 export const none = Object.freeze({ signedOut: true } as const);
 /** Who sends a request: a created test user (by its token), a raw session token, or `none`. */
@@ -229,11 +234,20 @@ export type Reply = LightMyRequestResponse;
 export function as(ctx: { app: App }, who: Who, options: { headers?: Headers; remoteAddress?: string } = {}) {
   const token = typeof who === 'string' ? who : 'token' in who ? who.token : undefined;
   const session: Headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
-  const send = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Headers = {}): Promise<Reply> =>
+  const inject = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Headers = {}): Promise<Reply> =>
     ctx.app.inject({
       method, url, payload: payload as string | object | Buffer | undefined, headers: { ...session, ...options.headers, ...extra },
       ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
     });
+  // The public forms take a form token, fetched as the website does, unless the body names its own `form_token`.
+  const send = async (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Headers = {}): Promise<Reply> => {
+    if (method !== 'POST' || !PUBLIC_FORMS.test(url) || !payload || typeof payload !== 'object' || Buffer.isBuffer(payload) || 'form_token' in payload) {
+      return inject(method, url, payload, extra);
+    }
+    const issued = await inject('GET', '/api/public/form-token');
+    if (issued.statusCode !== 200) return issued;
+    return inject(method, url, { ...payload, form_token: issued.json().token }, extra);
+  };
   return {
     get: (url: string, headers?: Headers) => send('GET', url, undefined, headers),
     post: (url: string, body?: unknown, headers?: Headers) => send('POST', url, body, headers),

@@ -244,6 +244,9 @@ describe('import', () => {
     expect(await importFile('newsletters', subscribers)).toMatchObject({ created: 2, skipped: 0 });
     const out = (await as(ctx, staff).get('/api/crm/newsletters?status=unsubscribed&limit=100')).json().data.find((s: { email: string }) => s.email === `out-${tag}@example.com`);
     expect(out).toMatchObject({ status: 'unsubscribed', unsubscribed_at: expect.any(String) });
+    // Imported subscribers' consent says so (no confirmation mail goes to them).
+    const imported = (await as(ctx, staff).get('/api/crm/newsletters?status=subscribed&limit=100')).json().data.find((s: { email: string }) => s.email === `in-${tag}@example.com`);
+    expect(imported.consent).toMatchObject({ method: 'import', ip: null, form: null });
     expect(await importFile('newsletters', subscribers)).toMatchObject({ created: 0, skipped: 2 });
   });
 });

@@ -97,3 +97,13 @@ export function outboxReader(ctx: TestContext) {
   };
 }
 
+
+const CONFIRM_LINK = /http:\/\/localhost:3000\/api\/public\/newsletter\/confirm\?token=([A-Za-z0-9_-]+)/;
+
+/** The confirmation link of a newsletter sign-up mail (the text part's, the same as the HTML part's), as a path. */
+export function confirmPathOf(mail: Mail): string {
+  const inText = CONFIRM_LINK.exec(mail.text);
+  expect(inText, `a ${BASE_URL}/api/public/newsletter/confirm?token=… link in the text part`).not.toBeNull();
+  expect(CONFIRM_LINK.exec(mail.html)?.[1]).toBe(inText![1]);
+  return inText![0].slice(BASE_URL.length);
+}

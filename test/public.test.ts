@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { markdownRendering } from '../src/mail/markdown.js';
 import { as, createTestApp, createUser, none, type TestContext } from './helpers.js';
 import { make } from './factories.js';
+import { confirmPathOf, outboxReader } from './mail.js';
 
 let ctx: TestContext;
 let staff: Awaited<ReturnType<typeof createUser>>;
@@ -120,9 +121,13 @@ test('a public inquiry reaches staff as unread', async () => {
   expect(bad.json().details.email).toBeTruthy();
 });
 
-test('public newsletter answers identically for new, subscribed and unsubscribed addresses', async () => {
+test('public newsletter answers identically for new, subscribed and unsubscribed addresses; an address is subscribed once confirmed', async () => {
+  const outbox = outboxReader(ctx);
   const send = (email: string) => as(ctx, none).post('/api/public/newsletter', { email });
+  const subscribedEmails = async () => (await as(ctx, staff).get('/api/crm/newsletters?status=subscribed&limit=100')).json().data.map((s: any) => s.email);
   const first = await send('reader@example.com');
+  expect(await subscribedEmails()).not.toContain('reader@example.com');
+  expect((await as(ctx, none).get(confirmPathOf(await outbox.next('reader@example.com')))).statusCode).toBe(200);
   const again = await send('reader@example.com');
   const subs = await as(ctx, staff).get('/api/crm/newsletters');
   const sub = subs.json().data.find((s: any) => s.email === 'reader@example.com');
@@ -131,7 +136,8 @@ test('public newsletter answers identically for new, subscribed and unsubscribed
   expect([first.statusCode, again.statusCode, back.statusCode]).toEqual([200, 200, 200]);
   expect(again.body).toBe(first.body);
   expect(back.body).toBe(first.body);
-  const after = await as(ctx, staff).get(`/api/crm/newsletters?status=subscribed`);
-  expect(after.json().data.map((s: any) => s.email)).toContain('reader@example.com');
+  // An unsubscribed address is subscribed again once it confirms.
+  expect((await as(ctx, none).get(confirmPathOf(await outbox.next('reader@example.com')))).statusCode).toBe(200);
+  expect(await subscribedEmails()).toContain('reader@example.com');
   expect((await send('not-an-address')).statusCode).toBe(400);
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { recipientMail } from '../src/modules/crm/delivery.js';
 import { signUnsubscribeToken } from '../src/modules/crm/unsubscribe-token.js';
 import { as, createTestApp, createTestDatabase, createUser, none, type TestContext } from './helpers.js';
+import { confirmPathOf, outboxReader } from './mail.js';
 
 // The unsubscribe link opens a page, one-click POST (RFC 8058) works, links survive AUTH_SECRET changes.
 
@@ -125,8 +126,9 @@ describe('an address that never subscribed (an explicit campaign recipient)', ()
 
     expect((await as(ctx, none).get(linkFor(email))).statusCode).toBe(200);
     expect((await as(ctx, auditor).get(`/api/iam/activity-logs?resource=newsletters&limit=100`)).json().data.filter((l: { resource_id: string }) => l.resource_id === row.id)).toHaveLength(1);
-    // Subscribing later (the public form) still works: the address is subscribed again.
+    // Subscribing later (the public form, confirmed) still works: the address is subscribed again.
     expect((await as(ctx, none).post('/api/public/newsletter', { email })).statusCode).toBe(200);
+    expect((await as(ctx, none).get(confirmPathOf(await outboxReader(ctx).next(email)))).statusCode).toBe(200);
     expect(await statusOf(email)).toBe('subscribed');
   });
 });

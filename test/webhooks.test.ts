@@ -16,6 +16,7 @@ import { EVENT_TYPES, RESOURCE_EVENTS, RESOURCES_WITHOUT_EVENTS } from '../src/w
 import { secretProblem } from '../src/webhooks/signature.js';
 import { adminOf, make } from './factories.js';
 import { as, createTestApp, createUser, eventually, none, PATIENCE_MS, resolvedOpenapi, type TestContext, waitFor } from './helpers.js';
+import { confirmPathOf, outboxReader } from './mail.js';
 
 // Outgoing webhooks, through HTTP with a real receiver on a local port: endpoints and their secret,
 // events recorded in the transaction of the change, delivery by the job queue with retries, Standard Webhooks
@@ -389,13 +390,17 @@ describe('named events', () => {
   test('a public subscription, new or re-activated, is newsletter.subscribed', async () => {
     const { id, secret, path } = await endpoint(['newsletter.subscribed']);
     const email = `hook-reader-${uuidv7().slice(-8)}@example.com`;
+    const outbox = outboxReader(ctx);
+    // Subscribed when the e-mailed link is followed: the event comes then, not with the sign-up.
     expect((await as(ctx, none).post('/api/public/newsletter', { email, name: 'Reader' })).statusCode).toBe(200);
+    expect((await as(ctx, none).get(confirmPathOf(await outbox.next(email)))).statusCode).toBe(200);
     expect((await as(ctx, none).post('/api/public/newsletter', { email })).statusCode).toBe(200); // already subscribed: no event
     await receivedAt(path, 1);
     const [first] = payloadsAt(secret, path);
     expect(first.data).toMatchObject({ resource: 'newsletters', resubscribed: false, after: { email, name: 'Reader', status: 'subscribed' } });
     expect((await as(ctx, admin).patch(`/api/crm/newsletters/${first.data.id}`, { status: 'unsubscribed' })).statusCode).toBe(200);
     expect((await as(ctx, none).post('/api/public/newsletter', { email })).statusCode).toBe(200);
+    expect((await as(ctx, none).get(confirmPathOf(await outbox.next(email)))).statusCode).toBe(200);
     await receivedAt(path, 2);
     const second = payloadsAt(secret, path)[1];
     expect(second.data).toMatchObject({ id: first.data.id, resubscribed: true, after: { email, status: 'subscribed', unsubscribed_at: null } });

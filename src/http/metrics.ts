@@ -41,6 +41,7 @@ export class Metrics {
   readonly mailSent: Counter;
   readonly mailFailed: Counter;
   readonly liveStreams: Gauge;
+  readonly formDropped: Counter<'form' | 'reason'>;
   private queueSizes: { at: number; sizes: Promise<QueueSizes> } | undefined;
 
   constructor(private readonly sources: { database: Database; jobs: Jobs; log: FastifyBaseLogger }) {
@@ -61,6 +62,12 @@ export class Metrics {
     this.mailSent = new Counter({ name: 'mail_sent_total', help: 'E-mails handed to the SMTP server (or written to the outbox)', registers });
     this.mailFailed = new Counter({ name: 'mail_failed_total', help: 'E-mails whose sending failed (each attempt that failed)', registers });
     this.liveStreams = new Gauge({ name: 'live_streams', help: 'Live streams (GET /api/live) open on this instance', registers });
+    this.formDropped = new Counter({
+      name: 'public_form_dropped_total',
+      help: 'Public form submissions answered as usual but dropped (nothing stored or mailed), by form and reason',
+      labelNames: ['form', 'reason'],
+      registers,
+    });
 
     // PostgreSQL's connection pool. PGlite has none (one in-process connection, queries queue inside PGlite), so these
     // gauges are not registered for it at all.

@@ -118,6 +118,7 @@ const ERROR_RESPONSES: Record<string, [name: string, description: string, exampl
   413: ['PayloadTooLarge', 'The body or file is larger than allowed.', { error: 'Payload too large', message: 'The file is larger than UPLOAD_MAX_BYTES (10485760 bytes)' }],
   415: ['UnsupportedMediaType', 'The body\'s type is not one this operation takes.', { error: 'Unsupported media type', message: 'Only JPEG, PNG, WebP, GIF and AVIF images are accepted' }],
   429: ['TooManyRequests', 'Too many requests in this minute: wait for the seconds `Retry-After` gives.', { error: 'Too many requests', message: 'Rate limit exceeded, retry in 42 seconds' }],
+  503: ['ServiceUnavailable', 'Something the service depends on did not answer (nothing was changed): send the request again a little later.', { error: 'Service unavailable', message: 'The form cannot be checked right now. Please send it again in a few minutes.' }],
 };
 
 const HEADERS = {

@@ -90,3 +90,16 @@ export function notificationMail(name: string, notification: { title: string; bo
       `${url ? `<p><a href="${escapeHtml(url)}">Open it in the console</a></p>` : ''}`),
   };
 }
+
+/** To a visitor who signed up for the newsletter on the website: the link that confirms the address. */
+export function newsletterConfirmMail(url: string, hours: number): Rendered {
+  const subject = 'Confirm your newsletter subscription';
+  const lead = 'Someone, hopefully you, asked to receive our newsletter at this address.';
+  const ask = `Open this link within ${hours} hours to confirm:`;
+  const otherwise = 'If it was not you, ignore this message: you will not be subscribed.';
+  return {
+    subject,
+    text: `Hello,\n\n${lead} ${ask}\n\n${url}\n\n${otherwise}\n`,
+    html: layout(subject, `<p>Hello,</p><p>${lead} ${ask}</p><p><a href="${escapeHtml(url)}">Confirm my subscription</a></p><p style="font-size:12px;color:#666">${escapeHtml(url)}</p><p>${otherwise}</p>`),
+  };
+}

@@ -253,6 +253,13 @@ const newsletters: ResourceSpec = {
     { source: 'status', label: 'Status', type: 'select', choices: SUBSCRIPTION_STATUSES, list: true, only: 'edit' },
     { source: 'subscribed_at', label: 'Subscribed', type: 'datetime', readOnly: true, list: true },
     { source: 'unsubscribed_at', label: 'Unsubscribed', type: 'datetime', readOnly: true },
+    // The consent the subscription rests on (the website's confirmed sign-up, staff, an import).
+    { source: 'consent.method', label: 'Consent given', type: 'text', readOnly: true },
+    { source: 'consent.at', label: 'Consent time', type: 'datetime', readOnly: true },
+    { source: 'consent.form', label: 'Consent form', type: 'text', readOnly: true },
+    { source: 'consent.text', label: 'Consent wording', type: 'text', readOnly: true },
+    { source: 'consent.ip', label: 'Consent IP address', type: 'text', readOnly: true },
+    { source: 'consent.user_agent', label: 'Consent browser', type: 'text', readOnly: true },
   ],
   sortable: [],
   exportable: true,

@@ -13,6 +13,8 @@ export const PAYMENT_STATUSES = ['unpaid', 'partial', 'paid'] as const;
 export const INQUIRY_STATUSES = ['unread', 'read', 'responded', 'closed'] as const;
 export const SUBSCRIPTION_STATUSES = ['subscribed', 'unsubscribed'] as const;
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sent'] as const;
+/** How a subscription's consent was given: a confirmed public sign-up, a public one unconfirmed (double opt-in off), staff, an import. */
+export const CONSENT_METHODS = ['public-confirmed', 'public-unconfirmed', 'staff', 'import'] as const;
 export const DELIVERY_STATUSES = ['pending', 'sent', 'failed'] as const;
 
 const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: 'number' });
@@ -139,6 +141,13 @@ export const newsletterSubscriptions = pgTable('newsletter_subscriptions', {
   status: text('status', { enum: SUBSCRIPTION_STATUSES }).notNull().default('subscribed'),
   subscribed_at: ts('subscribed_at').notNull().defaultNow(),
   unsubscribed_at: ts('unsubscribed_at'),
+  /** The consent behind the current subscription: when, from where, on which form, to which wording, and how given. */
+  consent_at: ts('consent_at'),
+  consent_ip: text('consent_ip'),
+  consent_user_agent: text('consent_user_agent'),
+  consent_form: text('consent_form'),
+  consent_text: text('consent_text'),
+  consent_method: text('consent_method', { enum: CONSENT_METHODS }),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, (t) => [
@@ -146,6 +155,36 @@ export const newsletterSubscriptions = pgTable('newsletter_subscriptions', {
   index('newsletter_subscriptions_subscribed_idx').on(t.subscribed_at, t.id),
   index('newsletter_subscriptions_status_idx').on(t.status, t.subscribed_at, t.id),
 ]);
+
+/**
+ * Public newsletter sign-ups waiting for their address to be confirmed (not subscriptions yet): one per address, with
+ * the hash of the newest link mailed, when it was mailed (at most one mail an hour) and the consent given on the form.
+ * Confirming deletes the row; expired ones are purged.
+ */
+export const newsletterSignups = pgTable('newsletter_signups', {
+  id: id(),
+  email: text('email').notNull(),
+  name: text('name'),
+  token_hash: text('token_hash').notNull(),
+  mailed_at: ts('mailed_at').notNull(),
+  expires_at: ts('expires_at').notNull(),
+  consent_at: ts('consent_at').notNull(),
+  consent_ip: text('consent_ip'),
+  consent_user_agent: text('consent_user_agent'),
+  consent_form: text('consent_form'),
+  consent_text: text('consent_text').notNull(),
+  created_at: createdAt(),
+}, (t) => [
+  uniqueIndex('newsletter_signups_email_key').on(t.email),
+  uniqueIndex('newsletter_signups_token_key').on(t.token_hash),
+  index('newsletter_signups_expires_idx').on(t.expires_at),
+]);
+
+/** Public form tokens already used, kept until they expire (without Redis: shared by every instance). */
+export const usedFormTokens = pgTable('used_form_tokens', {
+  id: text('id').primaryKey(),
+  expires_at: ts('expires_at').notNull(),
+}, (t) => [index('used_form_tokens_expires_idx').on(t.expires_at)]);
 
 export const campaigns = pgTable('campaigns', {
   id: id(),

@@ -10,7 +10,7 @@ import { Strict, StringEnum } from '../../http/schemas.js';
 import { freeInventoryCode, inventoryCode, inventoryResource, UnitInput } from './inventory.js';
 import { assertContact, LeadInput } from './leads.js';
 import { leadResource } from './lead-resource.js';
-import { newsletterResource, SubscribeInput } from './newsletters.js';
+import { consentColumns, newsletterResource, staffConsent, SubscribeInput } from './newsletters.js';
 import { NOT_A_CRM_READER, crmReader } from './shared.js';
 import { hasRules, routeLead } from './lead-flow/routing.js';
 import type { NoticeServices } from './notices.js';
@@ -166,6 +166,7 @@ const subscriberKind: ImportKind = {
       name: (body.name as string | undefined) ?? null,
       status: (body.status as 'subscribed' | 'unsubscribed' | undefined) ?? 'subscribed',
       ...(body.status === 'unsubscribed' ? { unsubscribed_at: clock.now() } : {}),
+      ...consentColumns(staffConsent('import')),
     }));
     return (await work.createMany(newsletterResource, values, { skipConflicts: true })).length;
   },

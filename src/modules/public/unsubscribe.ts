@@ -4,27 +4,13 @@ import type { App } from '../../types.js';
 import { validationError } from '../../errors.js';
 import { actorOf } from '../../http/actor.js';
 import { ErrorBody, Message, Strict } from '../../http/schemas.js';
-import { escapeHtml } from '../../mail/templates.js';
 import { unsubscribe } from '../crm/newsletters.js';
 import { unsubscribeSecretOf, verifyUnsubscribeToken } from '../crm/unsubscribe-token.js';
+import { page, wantsHtml } from './page.js';
 
 const TokenQuery = Strict({ token: Type.String({ minLength: 1, maxLength: 2000, description: 'From the link in the campaign e-mail' }) });
 const DONE = 'You have been unsubscribed';
 const INVALID = 'This unsubscribe link is invalid or incomplete.';
-
-/** A small page for a person who opened the link in a browser (the link lives in their mailbox, not in the console). */
-const page = (title: string, text: string) => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title></head>
-<body style="font-family:system-ui,-apple-system,Segoe UI,Arial,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5;color:#222">
-<h1 style="font-size:1.5rem">${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>
-`;
-
-/** Browsers ask for HTML (and not JSON); API clients and mailbox providers get the contract's JSON. */
-const wantsHtml = (request: FastifyRequest) => {
-  const accept = String(request.headers.accept ?? '');
-  return accept.includes('text/html') && !accept.includes('application/json');
-};
 
 /**
  * The unsubscribe link of campaign e-mails (CONTRACT §9): the signed token names the address. Tokens are signed with
