@@ -10,7 +10,7 @@ type User = Awaited<ReturnType<typeof createUser>>;
 
 const PATH = '/api/crm/privacy-requests';
 /** Tables holding personal data or copies of it: after an erase none of them names the person. */
-const PLACES = ['leads', 'inquiries', 'newsletter_subscriptions', 'reservations', 'crm_activities', 'crm_tasks', 'campaign_deliveries', 'campaigns',
+const PLACES = ['leads', 'inquiries', 'newsletter_subscriptions', 'newsletter_signups', 'reservations', 'crm_activities', 'crm_tasks', 'campaign_deliveries', 'campaigns',
   'notifications', 'activity_logs', 'trash', 'webhook_deliveries', 'change_log', 'imports', 'privacy_requests'];
 
 let ctx: TestContext;
@@ -56,9 +56,12 @@ async function seedPerson(first: string, last: string, email: string, phone: str
   const old = await make.lead(ctx, { first_name: `${first}ito`, last_name: last, phone, source: 'event', assigned_to: agent.id }, admin);
   await ok(as(ctx, admin).delete(`/api/crm/leads/${old.id}`));
   const inquiry = await make.inquiry(ctx, { name: `${first} ${last}`, email: email.toUpperCase(), phone, subject: `Visit for ${first}`, message: `Call me on ${phone}` }, admin);
-  const subscription = await make.newsletter(ctx, { email, name: `${first} ${last}` }, admin);
-  // Their own visit to the website: the inquiry form, from their address and browser.
+  // Their own visits to the website, from their address and browser: a newsletter sign-up (pending its confirmation)
+  // and the inquiry form.
   const ip = `203.0.113.${++visits}`;
+  await ok(as(ctx, none, { remoteAddress: ip, headers: { 'user-agent': `${first}Browser/1.0` } })
+    .post('/api/public/newsletter', { email, name: `${first} ${last}`, form: 'footer' }));
+  const subscription = await make.newsletter(ctx, { email, name: `${first} ${last}` }, admin);
   await ok(as(ctx, none, { remoteAddress: ip, headers: { 'user-agent': `${first}Browser/1.0` } })
     .post('/api/public/inquiries', { name: `${first} ${last}`, email, subject: 'Price list', message: 'Please send it' }), 201);
   const unit = await make.unit(ctx, { price: 2_500_000 }, admin);
@@ -78,7 +81,7 @@ describe('export', () => {
 
     const done = await ok(as(ctx, admin).post(PATH, { kind: 'export', email: 'Maria.Santos@Example.com' }), 201);
     expect(done.kind).toBe('export');
-    for (const section of ['leads', 'inquiries', 'subscriptions', 'reservations', 'activities', 'follow_ups', 'campaign_deliveries', 'notifications', 'audit_entries', 'trash', 'webhook_deliveries', 'mail']) {
+    for (const section of ['leads', 'inquiries', 'subscriptions', 'pending_signups', 'reservations', 'activities', 'follow_ups', 'campaign_deliveries', 'notifications', 'audit_entries', 'trash', 'webhook_deliveries', 'mail']) {
       expect(done.found[section], section).toBeGreaterThan(0);
     }
     expect(done.found.leads).toBe(1); // the deleted lead (phone only) is in the trash section

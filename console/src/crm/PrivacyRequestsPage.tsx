@@ -18,7 +18,7 @@ type Done = { id: string; kind: 'export' | 'erase'; found: Counts; download: str
 
 /** Each section of a request, as people call it (singular, plural). */
 const SECTIONS: Record<string, [string, string]> = {
-  leads: ['lead', 'leads'], inquiries: ['inquiry', 'inquiries'], subscriptions: ['subscription', 'subscriptions'], reservations: ['reservation', 'reservations'],
+  leads: ['lead', 'leads'], inquiries: ['inquiry', 'inquiries'], subscriptions: ['subscription', 'subscriptions'], pending_signups: ['sign-up awaiting confirmation', 'sign-ups awaiting confirmation'], reservations: ['reservation', 'reservations'],
   activities: ['activity', 'activities'], follow_ups: ['follow-up', 'follow-ups'], campaign_deliveries: ['campaign sent', 'campaigns sent'],
   campaigns: ['campaign naming them', 'campaigns naming them'], notifications: ['notification', 'notifications'], audit_entries: ['history entry', 'history entries'],
   trash: ['trash entry', 'trash entries'], webhook_deliveries: ['webhook delivery', 'webhook deliveries'], imports: ['import in progress', 'imports in progress'],

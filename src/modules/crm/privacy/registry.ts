@@ -1,6 +1,6 @@
 import { or, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import { campaignDeliveries, campaigns, crmActivities, crmTasks, inquiries, leads, newsletterSubscriptions, notifications, reservations } from '../../../db/schema/index.js';
+import { campaignDeliveries, campaigns, crmActivities, crmTasks, inquiries, leads, newsletterSignups, newsletterSubscriptions, notifications, reservations } from '../../../db/schema/index.js';
 
 /**
  * Where personal data of buyers lives: one entry per table holding rows about a person. An export reads every entry
@@ -78,12 +78,19 @@ export const PERSONAL_DATA: PersonalData[] = [
     names: (row) => [row.name as string],
   },
   {
-    // Consent columns, when a table grows them, are exported as they are (whole rows) and kept on erase: the record of
-    // consent given stays, the address goes.
+    // The consent is exported whole and, on erase, keeps when, which form, which wording and how: the record that
+    // consent was given stays; the address and where it came from (IP, browser) go.
     section: 'subscriptions', table: newsletterSubscriptions, id: newsletterSubscriptions.id, resource: 'newsletters',
     match: (person) => byEmail(newsletterSubscriptions.email, person),
-    personal: { email, name: to(null) },
+    personal: { email, name: to(null), consent_ip: to(null), consent_user_agent: to(null) },
     names: (row) => [row.name as string | null],
+  },
+  {
+    // A public sign-up waiting for its confirmation: erased, its link no longer confirms anything (the token's hash is
+    // replaced by one no link has).
+    section: 'pending_signups', table: newsletterSignups, id: newsletterSignups.id,
+    match: (person) => byEmail(newsletterSignups.email, person),
+    personal: { email, name: to(null), token_hash: (_value, { id }) => `erased-${id}`, consent_ip: to(null), consent_user_agent: to(null) },
   },
   {
     section: 'reservations', table: reservations, id: reservations.id, resource: 'reservations',

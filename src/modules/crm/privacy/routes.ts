@@ -92,7 +92,7 @@ const Document = Type.Object({}, {
   example: {
     privacy_request: { id: example.id, kind: 'export', created_at: '2026-11-27T10:00:00.000Z' }, generated_at: '2026-11-27T10:05:00.000Z',
     leads: [{ id: '019a8e45-0000-7000-8000-00000000000a', first_name: 'Maria', last_name: 'Santos', email: 'maria.santos@example.com', status: 'qualified' }],
-    inquiries: [], subscriptions: [], reservations: [], activities: [], follow_ups: [], campaign_deliveries: [], notifications: [], audit_entries: [], trash: [], webhook_deliveries: [], mail: [],
+    inquiries: [], subscriptions: [], pending_signups: [], reservations: [], activities: [], follow_ups: [], campaign_deliveries: [], notifications: [], audit_entries: [], trash: [], webhook_deliveries: [], mail: [],
   },
 });
 
