@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BackupError, type Manifest } from '../src/backups/archive.js';
 import { scheduledBackup } from '../src/backups/job.js';
 import { runAdmin } from '../src/cli/admin.js';
+import { claimPglite } from '../src/cli/pglite-owner.js';
 import { DEMO_ADMIN, runSeedDemo } from '../src/cli/seed-demo.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/client.js';
@@ -16,7 +17,7 @@ import type { Services } from '../src/jobs/registry.js';
 import { STORED_NAME } from '../src/media/library.js';
 import { compiled } from './compiled.js';
 import { make } from './factories.js';
-import { as, createTestApp, createTestDatabase, login, none, pgliteDataDir, serverUrl, type TestContext, onServer } from './helpers.js';
+import { as, createTestApp, createTestDatabase, CRON_SECRET, login, none, pgliteDataDir, serverUrl, type TestContext, onServer } from './helpers.js';
 
 // `npm run admin -- backup` and `restore`: the demo's data and files, backed up and restored into an empty place,
 // read back the same through the API; a place that is not empty, and an archive that is not whole, are refused.
@@ -268,6 +269,68 @@ describe('scheduled backups', () => {
       expect((await restored.admin.get('/api/crm/leads?limit=1')).json().pagination.total).toBe(manifest.database.tables.leads);
     } finally {
       await restored.close();
+    }
+  });
+});
+
+describe('a backup asked of the running service', () => {
+  let ctx: TestContext;
+  let database: Database;
+  let target: Record<string, string>;
+  let port: number;
+  const cron = (authorization?: string) => ctx.app.inject({ method: 'POST', url: '/api/cron/backup', headers: authorization ? { authorization } : {} });
+  const leadsTotal = async () => {
+    const who = await login(ctx, DEMO_ADMIN.email, password);
+    return (await as(ctx, who).get('/api/crm/leads?limit=1')).json().pagination.total as number;
+  };
+
+  beforeAll(async () => {
+    target = await emptyTarget();
+    await runAdmin(['restore', archive], target);
+    database = await openDatabase({ url: target.DATABASE_URL, dataDir: join(target.DATA_DIR, 'pglite') });
+    await database.migrate();
+    ctx = await createTestApp({ ...target, UPLOAD_DIR: join(target.DATA_DIR, 'uploads'), BACKUP_DIR: join(target.DATA_DIR, 'backups') }, { database });
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (ctx.app.server.address() as { port: number }).port;
+  }, 300_000);
+  afterAll(async () => {
+    await ctx?.close();
+    await database?.close();
+  });
+
+  test('POST /api/cron/backup: 401 without CRON_SECRET; 201 with an archive in BACKUP_DIR holding what the lists hold', async () => {
+    expect((await cron()).statusCode).toBe(401);
+    expect((await cron('Bearer not-the-secret-0123456789-0123456789')).statusCode).toBe(401);
+    const taken = await cron(`Bearer ${CRON_SECRET}`);
+    expect(taken.statusCode, taken.body).toBe(201);
+    const body = taken.json();
+    expect(body.file.startsWith(ctx.config.backupDir)).toBe(true);
+    expect(existsSync(body.file)).toBe(true);
+    const manifest = await manifestOf(body.file);
+    expect(body).toMatchObject({ tables: Object.keys(manifest.database.tables).length, uploads: manifest.uploads.files, removed: 0 });
+    expect(manifest.database.tables.leads).toBe(await leadsTotal());
+  });
+
+  test.skipIf(Boolean(serverUrl))('on the embedded database, `npm run admin -- backup` has the running service take it, and moves it to --out', async () => {
+    // This process is the service on these files: the command line (a process of its own) finds it running.
+    const release = claimPglite(target.DATA_DIR);
+    try {
+      const [flags, script] = await compiled('cli/admin.ts');
+      const run = (env: Record<string, string>, out: string) => promisify(execFile)(process.execPath, [flags, realpathSync(script), 'backup', '--out', out],
+        { env: { PATH: process.env.PATH ?? '', ...target, PORT: String(port), HOST: '127.0.0.1', ...env } });
+      const refused = await run({}, join(root, 'no-secret.tar.gz')).catch((err: { code: number; stderr: string }) => err);
+      expect((refused as { code: number }).code).toBe(1);
+      expect((refused as { stderr: string }).stderr).toMatch(/is running on the embedded database .*set CRON_SECRET/);
+
+      const out = join(root, 'asked-of-the-service.tar.gz');
+      const { stdout } = await run({ CRON_SECRET }, out);
+      expect(stdout).toMatch(/backup written to .*asked-of-the-service\.tar\.gz by the running service: \d+ tables, \d+ rows, \d+ uploaded files/);
+      const manifest = await manifestOf(out);
+      expect(manifest.database.tables.leads).toBe(await leadsTotal());
+      // Moved, not copied: BACKUP_DIR keeps only the backup of the test before.
+      expect(readdirSync(ctx.config.backupDir)).toHaveLength(1);
+    } finally {
+      release();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { copyFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatePassword } from '../auth/accounts.js';
@@ -28,13 +29,14 @@ Commands (each change of a user is audited, by "npm run admin"):
       records can no longer be restored; their delete's activity log stays).
   backup [--out <file>]
       One archive (.tar.gz) of the database, the uploaded files of local storage and a manifest; by default a new
-      file in BACKUP_DIR. Safe while the service runs on PostgreSQL; on the embedded database stop the service first,
-      or let it take its own backups (BACKUP_SCHEDULE).
+      file in BACKUP_DIR. Safe while the service runs. On the embedded database the running service takes it (it alone
+      may open those files): set the same CRON_SECRET for the service and this command.
   restore <archive>
       Restores a backup into an empty database (DATABASE_URL) or an empty DATA_DIR, and an empty UPLOAD_DIR; refuses
       any other. Each table's row count is checked against the backup's manifest.
 
-The database is the service's (DATABASE_URL, or the PGlite files in DATA_DIR: stop the service first then).`;
+The database is the service's (DATABASE_URL, or the PGlite files in DATA_DIR: stop the service first then, except
+for backup).`;
 
 /** The command line's actor: no user, named in the log's user agent. */
 const ACTOR: Actor = { userId: null, ip: null, userAgent: 'npm run admin' };
@@ -108,7 +110,8 @@ async function runBackupCommand(command: 'backup' | 'restore', archive: string |
     try {
       assertServiceStopped(config.dataDir);
     } catch (err) {
-      throw new Error(command === 'backup' ? `${(err as Error).message}; or let the service take its own backups (BACKUP_SCHEDULE)` : (err as Error).message);
+      if (command === 'backup') return backupThroughService(config, out, (err as Error).message);
+      throw err;
     }
   }
   if (command === 'restore') {
@@ -131,6 +134,37 @@ async function runBackupCommand(command: 'backup' | 'restore', archive: string |
   } finally {
     await database.close();
   }
+}
+
+/**
+ * A backup of the embedded database while the service runs on it: only the service's process may open PGlite's files,
+ * so the service takes it (`POST /api/cron/backup`, with CRON_SECRET) into BACKUP_DIR; `--out` then moves it there.
+ */
+async function backupThroughService(config: Config, out: string | undefined, running: string): Promise<string> {
+  if (!config.cronSecret) {
+    throw new Error(`${running}; set CRON_SECRET (the same for the service and this command) and the running service takes the backup, or let it take its own (BACKUP_SCHEDULE)`);
+  }
+  const target = out === undefined ? undefined : resolve(out);
+  if (target && existsSync(target)) throw new Error(`${target} already exists: name a new file with --out`);
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/api/cron/backup`;
+  const answer = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${config.cronSecret}` } }).catch((err: Error) => {
+    throw new Error(`${running}, but it did not answer at ${url} (${err.message}): is PORT (or HOST) the service's?`);
+  });
+  const body = await answer.json().catch(() => ({})) as { file?: string; tables?: number; rows?: number; uploads?: number; error?: string; message?: string };
+  if (answer.status !== 201 || !body.file) {
+    const reason = answer.status === 401 ? 'CRON_SECRET is not the service\'s' : body.message ?? body.error ?? `status ${answer.status}`;
+    throw new Error(`the running service did not take the backup: ${reason}`);
+  }
+  let file = body.file;
+  if (target) {
+    await rename(file, target).catch(async () => {
+      await copyFile(file, target);
+      await rm(file, { force: true });
+    });
+    file = target;
+  }
+  return `backup written to ${file} by the running service: ${body.tables} tables, ${body.rows} rows, ${body.uploads} uploaded files`;
 }
 
 /** What a person reads when a command is refused: the API's message and its field details, in words. */

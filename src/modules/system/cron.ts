@@ -3,12 +3,14 @@ import type { App } from '../../types.js';
 import { purgeActivityLogs } from '../../audit/retention.js';
 import { purgeTrash, trashPurgedMessage } from '../../data/trash.js';
 import { bearerMatches } from '../../auth/bearer-secret.js';
-import { unauthorized } from '../../errors.js';
+import { conflict, unauthorized } from '../../errors.js';
 import { ErrorBody } from '../../http/schemas.js';
 import { clock } from '../../clock.js';
 import { LEAD_FLOW_SWEEPS, sweepLeadFlow } from '../crm/lead-flow/sweep.js';
 import { sendWeeklyReports } from '../../jobs/weekly-report.js';
 import { eraseStaleLeads } from '../crm/privacy/retention.js';
+import { BackupError } from '../../backups/archive.js';
+import { backupIntoDir } from '../../backups/job.js';
 
 /** Constant-time check of `Authorization: Bearer <CRON_SECRET>`; no secret configured → nobody passes. */
 export const cronAuthorised = bearerMatches;
@@ -116,5 +118,35 @@ export default async function cronRoutes(app: App) {
     request.log.info({ erased, requests }, '/api/cron/privacy-retention');
     const message = months ? `Erased ${erased} lead${erased === 1 ? '' : 's'} past ${months} months` : 'PERSONAL_DATA_RETENTION_MONTHS is not set: nothing erased';
     return { erased, requests, message };
+  });
+
+  // A backup taken by the running service itself: on the embedded database (PGlite) no other process may open its
+  // files, so `npm run admin -- backup` asks the service for one here.
+  app.post('/api/cron/backup', {
+    schema: {
+      tags: ['system'], summary: 'Take a backup now into BACKUP_DIR (bearer CRON_SECRET)',
+      description: 'What the scheduled `backup` job does, run now: one archive with the database, the uploaded files of local storage and a '
+        + 'manifest, taken at one instant while requests go on, written into BACKUP_DIR under a dated name; then only the newest BACKUP_KEEP '
+        + 'dated backups stay. 409 while another backup of this database is being taken.',
+      security: [{ cronSecret: [] }],
+      response: {
+        201: Type.Object({
+          file: Type.String({ description: 'The archive written, a path on the service\'s machine' }),
+          tables: Type.Integer(), rows: Type.Integer(), uploads: Type.Integer({ description: 'Uploaded files in the archive' }),
+          removed: Type.Integer({ description: 'Older dated backups removed (BACKUP_KEEP)' }), message: Type.String(),
+        }, { examples: [{ file: '/var/lib/pms/backups/backup-2026-11-27T02-30-00-000Z.tar.gz', tables: 48, rows: 10452, uploads: 12, removed: 1, message: 'Backup written: 48 tables, 10452 rows, 12 uploaded files' }] }),
+        401: ErrorBody, 409: ErrorBody,
+      },
+    },
+  }, async (request, reply) => {
+    if (!cronAuthorised(app.config.cronSecret, request.headers.authorization)) throw unauthorized();
+    const taken = await backupIntoDir(app.database, app.config).catch((err: unknown) => {
+      throw err instanceof BackupError ? conflict(err.message) : err;
+    });
+    const tables = Object.keys(taken.manifest.database.tables).length;
+    const rows = Object.values(taken.manifest.database.tables).reduce((sum, n) => sum + n, 0);
+    const uploads = taken.manifest.uploads.files;
+    request.log.info({ file: taken.file, tables, rows, uploads }, '/api/cron/backup');
+    return reply.code(201).send({ file: taken.file, tables, rows, uploads, removed: taken.removed.length, message: `Backup written: ${tables} tables, ${rows} rows, ${uploads} uploaded files` });
   });
 }
