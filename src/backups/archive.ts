@@ -223,7 +223,7 @@ export async function writeBackup(database: Database, config: Config, file: stri
         pgliteBackups.delete(pglite);
       }
     } else {
-      snapshot = await snapshotPostgres(config.databaseUrl!, staging, uploadDir);
+      snapshot = await snapshotPostgres(database.url ?? config.databaseUrl!, staging, uploadDir);
     }
     const manifest: Manifest = {
       format: BACKUP_FORMAT,

@@ -27,6 +27,8 @@ export type Database = {
   db: Db;
   /** The embedded database itself (PGlite only), e.g. to dump it. */
   pglite?: PGlite;
+  /** The server's URL (PostgreSQL only), for work that needs connections of its own (a backup's snapshot). */
+  url?: string;
   /** Raw parameterised SQL, for pg-boss's executor and health checks. */
   execute(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   /** Resolves when the database answers within the timeout; rejects otherwise. */
@@ -141,6 +143,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const execute = async (text: string, values?: unknown[]) => pool.query(text, values);
     const database: Database = {
       kind: 'postgres',
+      url: options.url,
       db,
       execute,
       async *copyCsv(select) {
