@@ -20,7 +20,7 @@ export const BARE_SQL: Record<string, string> = {
     reached as (
       select s.lead_id, bool_or(s.to_status in ('contacted', 'qualified', 'converted')) as contacted, bool_or(s.to_status in ('qualified', 'converted')) as qualified
       from lead_status_changes s join cohort c on c.id = s.lead_id
-      where s.changed_at < ${end}
+      where s.changed_at >= ${start} and s.changed_at < ${end} -- a lead moves after it is created
       group by s.lead_id
     ),
     reserved as (select distinct lead_id from reservations where created_at < ${end} and ($3::uuid is null or created_by = $3)),

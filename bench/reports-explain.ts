@@ -9,7 +9,7 @@ import { localDay } from '../src/modules/crm/tasks.js';
 /**
  * The plans behind `npm run bench:reports`: each report's statement, as the service builds it, run under
  * `EXPLAIN (ANALYZE, BUFFERS)` on the benchmark's database. DATABASE_URL names that database (pms_reports_bench);
- * REPORT (a name), DAYS (30), OWNER (a user id: an `own` reader) and GROUP_BY narrow it.
+ * REPORT (a name), DAYS (30), OWNER (a user id: an `own` reader), SOURCE (sources, comma-separated) and GROUP_BY narrow it.
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/pms_reports_bench node --import tsx bench/reports-explain.ts
  */
 const TIME_ZONE = 'Asia/Manila';
@@ -17,7 +17,9 @@ const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL: the database bench:reports seeded');
 const days = Number(process.env.DAYS ?? 30);
 const to = localDay(new Date(), TIME_ZONE).date;
-const input = { from: shiftDay(to, -(days - 1)), to, timeZone: TIME_ZONE, owners: process.env.OWNER ? [process.env.OWNER] : undefined, now: new Date() };
+const input = {
+  from: shiftDay(to, -(days - 1)), to, timeZone: TIME_ZONE, owners: process.env.OWNER ? [process.env.OWNER] : undefined, source: process.env.SOURCE?.split(','), now: new Date(),
+};
 
 const database = await openDatabase({ url });
 const client = new pg.Client({ connectionString: url });

@@ -168,6 +168,8 @@ const ranges: [string, { from: string; to: string }, string][] = [
 ];
 const bare = new pg.Client({ connectionString: url.toString() });
 await bare.connect();
+// The settings the service's report statements run with (reportRows): no JIT compilation, room to sort and hash in memory.
+await bare.query(`set jit = off; set work_mem = '64MB'`);
 const lines = ['| report | range | reader | service ms (median / p95) | bare SQL ms (median / p95) | ratio (medians) |', '|---|---|---|---:|---:|---:|'];
 const disagreements: string[] = [];
 for (const report of REPORTS) {

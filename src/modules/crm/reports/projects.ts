@@ -75,7 +75,8 @@ export const projectsReport: Report = {
             greatest(m::timestamp at time zone ${tz}, ${start}) as s, least((m + interval '1 month')::timestamp at time zone ${tz}, ${end}) as e,
             least((m + interval '1 month')::date, ${input.to}::date + 1) as end_day
           from generate_series(date_trunc('month', ${input.from}::date), date_trunc('month', ${input.to}::date), interval '1 month') m`;
-    const inProject = (column: SQL) => sql`(w.project_id is null or ${column} = w.project_id)`;
+    // By project a period is one project's (an equality the join can hash); by month, every project's.
+    const inProject = (column: SQL) => (groupBy === 'project' ? sql`${column} = w.project_id` : sql`true`);
     const pace = sql.raw(`interval '${PACE_MONTHS} months'`);
     const deals = dealCondition(input);
     const rows = await reportRows<Counted>(db, sql`
