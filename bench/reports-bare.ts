@@ -19,8 +19,9 @@ export const BARE_SQL: Record<string, string> = {
     ),
     reached as (
       select s.lead_id, bool_or(s.to_status in ('contacted', 'qualified', 'converted')) as contacted, bool_or(s.to_status in ('qualified', 'converted')) as qualified
-      from lead_status_changes s join cohort c on c.id = s.lead_id
+      from lead_status_changes s
       where s.changed_at >= ${start} and s.changed_at < ${end} -- a lead moves after it is created
+        and ($3::uuid is null or s.lead_id in (select id from cohort)) -- one agent's few leads: theirs alone
       group by s.lead_id
     ),
     reserved as (select distinct lead_id from reservations where created_at < ${end} and ($3::uuid is null or created_by = $3)),
@@ -35,7 +36,7 @@ export const BARE_SQL: Record<string, string> = {
 
   // Leads assigned in the range by current assignee: contacted, median and 90th percentile minutes, within the limit.
   'speed-to-lead': `
-    select coalesce(l.assigned_to::text, 'none') as key, count(*)::int as assigned, count(r.first_contact_at)::int as contacted,
+    select case when grouping(l.assigned_to) = 0 then coalesce(l.assigned_to::text, 'none') end as key, count(*)::int as assigned, count(r.first_contact_at)::int as contacted,
       percentile_cont(0.5) within group (order by case when r.first_contact_at is not null then greatest(0, extract(epoch from r.first_contact_at - r.assigned_at) / 60) end) as median_minutes,
       percentile_cont(0.9) within group (order by case when r.first_contact_at is not null then greatest(0, extract(epoch from r.first_contact_at - r.assigned_at) / 60) end) as p90_minutes,
       count(*) filter (where d.due is not null and (r.first_contact_at is not null or d.due <= $4::timestamptz))::int as with_limit,
@@ -44,9 +45,10 @@ export const BARE_SQL: Record<string, string> = {
       lateral (select coalesce(r.speed_due_at, r.assigned_at + f.speed_limit_minutes * interval '1 minute') as due) d
     where r.assigned_at >= ${start} and r.assigned_at < ${end}
       and ($3::uuid is null or l.assigned_to = $3 or l.created_by = $3 or l.pool_id = $3)
-    group by rollup (coalesce(l.assigned_to::text, 'none'))`,
+    group by rollup (l.assigned_to)`,
 
-  // Per agent and local week: activities by kind (calls by outcome), follow-ups completed and gone overdue, reservations.
+  // Per agent and local week: activities by kind (calls by outcome), follow-ups completed and gone overdue, reservations;
+  // counted per agent and week first, then totalled.
   'agent-activity': `
     with facts as (
       select author_id as agent, occurred_at as at, kind as what, outcome from crm_activities
@@ -60,18 +62,24 @@ export const BARE_SQL: Record<string, string> = {
       union all
       select created_by, created_at, 'reservation', null from reservations
       where created_at >= ${start} and created_at < ${end} and created_by is not null and ($3::uuid is null or created_by = $3)
+    ),
+    weekly as (
+      select agent, date_trunc('week', at at time zone ${TZ}) as week,
+        count(*) filter (where what = 'call')::int as calls,
+        count(*) filter (where what = 'call' and outcome = 'answered')::int as calls_answered,
+        count(*) filter (where what = 'call' and outcome = 'no_answer')::int as calls_no_answer,
+        count(*) filter (where what = 'call' and outcome = 'busy')::int as calls_busy,
+        count(*) filter (where what = 'call' and outcome = 'voicemail')::int as calls_voicemail,
+        count(*) filter (where what = 'call' and outcome = 'wrong_number')::int as calls_wrong_number,
+        count(*) filter (where what = 'email')::int as emails, count(*) filter (where what = 'meeting')::int as meetings,
+        count(*) filter (where what = 'site_visit')::int as site_visits, count(*) filter (where what = 'followup_completed')::int as followups_completed,
+        count(*) filter (where what = 'followup_overdue')::int as followups_overdue, count(*) filter (where what = 'reservation')::int as reservations
+      from facts group by 1, 2
     )
-    select agent::text || '|' || to_char(date_trunc('week', at at time zone ${TZ}), 'YYYY-MM-DD') as key,
-      count(*) filter (where what = 'call')::int as calls,
-      count(*) filter (where what = 'call' and outcome = 'answered')::int as calls_answered,
-      count(*) filter (where what = 'call' and outcome = 'no_answer')::int as calls_no_answer,
-      count(*) filter (where what = 'call' and outcome = 'busy')::int as calls_busy,
-      count(*) filter (where what = 'call' and outcome = 'voicemail')::int as calls_voicemail,
-      count(*) filter (where what = 'call' and outcome = 'wrong_number')::int as calls_wrong_number,
-      count(*) filter (where what = 'email')::int as emails, count(*) filter (where what = 'meeting')::int as meetings,
-      count(*) filter (where what = 'site_visit')::int as site_visits, count(*) filter (where what = 'followup_completed')::int as followups_completed,
-      count(*) filter (where what = 'followup_overdue')::int as followups_overdue, count(*) filter (where what = 'reservation')::int as reservations
-    from facts group by rollup (agent::text || '|' || to_char(date_trunc('week', at at time zone ${TZ}), 'YYYY-MM-DD'))`,
+    select agent::text || '|' || to_char(week, 'YYYY-MM-DD') as key,
+      ${['calls', 'calls_answered', 'calls_no_answer', 'calls_busy', 'calls_voicemail', 'calls_wrong_number', 'emails', 'meetings', 'site_visits',
+        'followups_completed', 'followups_overdue', 'reservations'].map((figure) => `sum(${figure})::int as ${figure}`).join(', ')}
+    from weekly group by rollup ((agent, week))`,
 
   // Per project: deals of the range (through the reader's reservations), each unit's last status at the end of the
   // range, and the units taken off the market in the three months before its end.

@@ -17,16 +17,19 @@ type Counted = {
 const monthsLeft = (available: number, taken: number) => (taken ? Math.round((available / (taken / PACE_MONTHS)) * 10) / 10 : null);
 const money = (value: string | number) => Math.round(Number(value) * 100) / 100;
 
-/** Deals (a move that reserved, sold or released a unit) the reader's scope and filters keep: through the reservation it concerned. */
+/**
+ * Deals (a move that reserved, sold or released a unit) the reader's scope and filters keep: through the reservation it
+ * concerned, among the reservations kept (read once and hashed, not looked up deal by deal).
+ */
 function dealCondition(input: ReportInput): SQL | undefined {
   const narrowed = input.owners || input.agentId || input.departmentId || input.source;
   if (!narrowed) return undefined;
-  return sql`exists (select 1 from reservations ${input.source ? sql`join leads on leads.id = reservations.lead_id` : sql``}
-    where reservations.id = m.reservation_id and ${allOf([
+  return sql`coalesce(m.reservation_id in (select reservations.id from reservations ${input.source ? sql`join leads on leads.id = reservations.lead_id` : sql``}
+    where ${allOf([
       input.owners && ownedBy(reservationResource, input.owners)?.sql,
       agentCondition({ ...input, owners: undefined }, sql`reservations.created_by`),
       sourceIs(input),
-    ])})`;
+    ])}), false)`;
 }
 
 /**
