@@ -21,6 +21,7 @@ export const BARE_SQL: Record<string, string> = {
       select s.lead_id, bool_or(s.to_status in ('contacted', 'qualified', 'converted')) as contacted, bool_or(s.to_status in ('qualified', 'converted')) as qualified
       from lead_status_changes s
       where s.changed_at >= ${start} and s.changed_at < ${end} -- a lead moves after it is created
+        and s.to_status in ('contacted', 'qualified', 'converted')
         and ($3::uuid is null or s.lead_id in (select id from cohort)) -- one agent's few leads: theirs alone
       group by s.lead_id
     ),
