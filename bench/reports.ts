@@ -170,7 +170,7 @@ const bare = new pg.Client({ connectionString: url.toString() });
 await bare.connect();
 // The settings the service's report statements run with (reportRows): no JIT compilation, room to sort and hash in memory.
 await bare.query(`set jit = off; set work_mem = '64MB'`);
-const lines = ['| report | range | reader | service ms (median / p95) | bare SQL ms (median / p95) | ratio (medians) |', '|---|---|---|---:|---:|---:|'];
+const lines = ['| report | range | reader | service ms (median / p95) | plain SQL ms (median / p95) | ratio |', '|---|---|---|---:|---:|---:|'];
 const disagreements: string[] = [];
 for (const report of REPORTS) {
   for (const [rangeName, range, query] of ranges) {
@@ -194,7 +194,7 @@ for (const report of REPORTS) {
             if (figure === 'key' || !(figure in answer.totals)) continue;
             const expected = value === null ? null : Math.round(Number(value) * 10) / 10;
             const got = answer.totals[figure] === null ? null : Math.round(Number(answer.totals[figure]) * 10) / 10;
-            if (got !== expected) disagreements.push(`${report.name}, ${rangeName}, ${reader}: ${figure} ${got} from the service, ${expected} from the bare SQL`);
+            if (got !== expected) disagreements.push(`${report.name}, ${rangeName}, ${reader}: ${figure} ${got} from the service, ${expected} from the plain SQL`);
           }
           continue; // the warm-up round is not counted
         }
@@ -209,8 +209,8 @@ for (const report of REPORTS) {
 }
 await bare.end();
 console.log(`\n${leads} leads, ${counts.activities} activities, PostgreSQL; ${rounds} runs each after one not counted\n\n${lines.join('\n')}`);
-if (disagreements.length) console.log(`\nTHE SERVICE AND THE BARE SQL DISAGREE:\n${disagreements.join('\n')}`);
-else console.log('\nEvery total of the service equals the bare SQL\'s.');
+if (disagreements.length) console.log(`\nTHE SERVICE AND THE PLAIN SQL DISAGREE:\n${disagreements.join('\n')}`);
+else console.log('\nEvery total of the service equals the plain SQL\'s.');
 await direct.close();
 await running.stop();
 if (disagreements.length) process.exitCode = 1;
