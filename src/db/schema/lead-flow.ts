@@ -141,7 +141,8 @@ export const leadRouting = pgTable('lead_routing', {
 }, (t) => [
   index('lead_routing_claim_idx').on(t.claim_deadline).where(sql`${t.claim_deadline} is not null`),
   index('lead_routing_speed_idx').on(t.speed_due_at).where(sql`${t.first_contact_at} is null and ${t.speed_due_at} is not null`),
-  index('lead_routing_assigned_idx').on(t.assigned_at),
+  // Speed to lead reads a range of assignments and these columns of each from the index alone (no row look-ups).
+  index('lead_routing_assigned_idx').on(t.assigned_at, t.lead_id, t.rule_id, t.first_contact_at, t.speed_due_at),
 ]);
 
 /** An action plan running on a lead (migration 0020): its follow-ups are crm_tasks naming this row; stopped when the lead leaves the plan's statuses. */

@@ -55,22 +55,24 @@ export const funnelReport: Report = {
     };
     const leadScope = input.owners && ownedBy(leadResource, input.owners)?.sql;
     const reservationScope = input.owners && ownedBy(reservationResource, input.owners)?.sql;
+    // A record scope or an agent filter keeps a few agents' leads: a small cohort.
+    const byAgent = [leadScope, agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`)].filter((part): part is SQL => !!part);
     const counted = await reportRows<{ key: string | null; total: boolean } & Record<(typeof STAGES)[number] | 'leads', number>>(db, sql`
       with cohort as (
         select leads.id, ${keys[groupBy]} as key from leads
         where leads.created_at >= ${start} and leads.created_at < ${end} and ${allOf([
-          leadScope,
+          ...byAgent,
           sourceIs(input),
           input.projectId && sql`${project} = ${input.projectId}::uuid`,
-          agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`),
         ])}
       ),
       -- The moves of the range: a cohort lead's moves all come after its creation, so one range scan of the history
-      -- (by changed_at) finds them, instead of a look-up per lead.
+      -- (by changed_at) finds them, instead of a look-up per lead; but a few agents' cohort is read lead by lead.
       reached as (
         select s.lead_id, bool_or(s.to_status in (${statuses(REACHED.contacted)})) as contacted, bool_or(s.to_status in (${statuses(REACHED.qualified)})) as qualified
         from lead_status_changes s
         where s.changed_at >= ${start} and s.changed_at < ${end} and s.to_status in (${statuses(REACHED.contacted)})
+          ${byAgent.length ? sql`and s.lead_id in (select id from cohort)` : sql``}
         group by s.lead_id
       ),
       -- Reservations are few beside leads: the leads that have one (and have a sale), read whole.

@@ -82,8 +82,6 @@ export const startOf = (input: ReportInput, day: string): SQL => sql`(${day}::da
 export const endOf = (input: ReportInput, day: string): SQL => sql`((${day}::date + 1)::timestamp at time zone ${input.timeZone})`;
 /** The local month of an instant, `YYYY-MM`. */
 export const monthOf = (input: ReportInput, at: SQL): SQL => sql`to_char(${at} at time zone ${input.timeZone}, 'YYYY-MM')`;
-/** The Monday of an instant's local week, `YYYY-MM-DD`. */
-export const weekOf = (input: ReportInput, at: SQL): SQL => sql`to_char(date_trunc('week', ${at} at time zone ${input.timeZone}), 'YYYY-MM-DD')`;
 /** The reading time, as PostgreSQL takes it. */
 export const nowOf = (input: ReportInput): SQL => sql`${input.now.toISOString()}::timestamptz`;
 

@@ -17,16 +17,19 @@ type Counted = {
 const monthsLeft = (available: number, taken: number) => (taken ? Math.round((available / (taken / PACE_MONTHS)) * 10) / 10 : null);
 const money = (value: string | number) => Math.round(Number(value) * 100) / 100;
 
-/** Deals (a move that reserved, sold or released a unit) the reader's scope and filters keep: through the reservation it concerned. */
+/**
+ * Deals (a move that reserved, sold or released a unit) the reader's scope and filters keep: through the reservation it
+ * concerned, among the reservations kept (read once and hashed, not looked up deal by deal).
+ */
 function dealCondition(input: ReportInput): SQL | undefined {
   const narrowed = input.owners || input.agentId || input.departmentId || input.source;
   if (!narrowed) return undefined;
-  return sql`exists (select 1 from reservations ${input.source ? sql`join leads on leads.id = reservations.lead_id` : sql``}
-    where reservations.id = m.reservation_id and ${allOf([
+  return sql`coalesce(m.reservation_id in (select reservations.id from reservations ${input.source ? sql`join leads on leads.id = reservations.lead_id` : sql``}
+    where ${allOf([
       input.owners && ownedBy(reservationResource, input.owners)?.sql,
       agentCondition({ ...input, owners: undefined }, sql`reservations.created_by`),
       sourceIs(input),
-    ])})`;
+    ])}), false)`;
 }
 
 /**
@@ -75,7 +78,8 @@ export const projectsReport: Report = {
             greatest(m::timestamp at time zone ${tz}, ${start}) as s, least((m + interval '1 month')::timestamp at time zone ${tz}, ${end}) as e,
             least((m + interval '1 month')::date, ${input.to}::date + 1) as end_day
           from generate_series(date_trunc('month', ${input.from}::date), date_trunc('month', ${input.to}::date), interval '1 month') m`;
-    const inProject = (column: SQL) => sql`(w.project_id is null or ${column} = w.project_id)`;
+    // By project a period is one project's (an equality the join can hash); by month, every project's.
+    const inProject = (column: SQL) => (groupBy === 'project' ? sql`${column} = w.project_id` : sql`true`);
     const pace = sql.raw(`interval '${PACE_MONTHS} months'`);
     const deals = dealCondition(input);
     const rows = await reportRows<Counted>(db, sql`

@@ -80,11 +80,13 @@ export async function labelsOf(db: Executor, groupBy: string, keys: string[], em
 /**
  * The rows of a report's statement, run without JIT compilation: its row estimates are rough (ranges of instants, a
  * year of leads), and PostgreSQL compiled a funnel of 20,000 leads for three seconds to run it in a hundred
- * milliseconds.
+ * milliseconds. With 64 MB to sort and hash in (the default is 4 MB): a month of a million leads' activities was
+ * sorted on disk by agent and week, and their grouping spilled too; grouped in memory it takes a third of the time.
  */
 export async function reportRows<T>(db: Executor, query: SQL): Promise<T[]> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`set local jit = off`);
+    await tx.execute(sql`set local work_mem = '64MB'`);
     return rowsOf<T>(await tx.execute(query));
   });
 }

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ownedBy } from '../../../data/resource.js';
 import { leadResource } from '../lead-resource.js';
-import { agentCondition, allOf, endOf, leadProject, nowOf, share, startOf, weekOf, sourceIs } from './input.js';
+import { agentCondition, allOf, endOf, leadProject, nowOf, share, startOf, sourceIs } from './input.js';
 import { Count, reportRows, type Figures, labelsOf, Minutes, type Report, Share } from './report.js';
 
 /** Minutes to one decimal. */
@@ -37,14 +37,16 @@ export const speedToLeadReport: Report = {
   },
   async run(db, input, groupBy) {
     type Counted = { key: string | null; total: boolean; assigned: number; contacted: number; median_minutes: number | null; p90_minutes: number | null; with_limit: number; within_limit: number };
-    const keys: Record<string, SQL> = {
-      agent: sql`coalesce(leads.assigned_to::text, 'none')`,
-      source: sql`leads.source`,
-      week: weekOf(input, sql`r.assigned_at`),
+    // Rows are grouped by the column itself (a uuid, a source, a week's start: quick to sort for the percentiles), keyed as text after.
+    const groupings: Record<string, [SQL, (grouped: SQL) => SQL]> = {
+      agent: [sql`leads.assigned_to`, (grouped) => sql`coalesce(${grouped}::text, 'none')`],
+      source: [sql`leads.source`, (grouped) => grouped],
+      week: [sql`date_trunc('week', r.assigned_at at time zone ${input.timeZone})`, (grouped) => sql`to_char(${grouped}, 'YYYY-MM-DD')`],
     };
+    const [column, keyOf] = groupings[groupBy];
     const counted = await reportRows<Counted>(db, sql`
       with routed as (
-        select ${keys[groupBy]} as key, r.first_contact_at,
+        select ${column} as grouped, r.first_contact_at,
           -- greatest() skips nulls: a lead not yet contacted has no minutes.
           case when r.first_contact_at is not null then greatest(0, extract(epoch from (r.first_contact_at - r.assigned_at)) / 60) end as minutes,
           coalesce(r.speed_due_at, r.assigned_at + f.speed_limit_minutes * interval '1 minute') as due
@@ -56,12 +58,12 @@ export const speedToLeadReport: Report = {
           agentCondition({ ...input, owners: undefined }, sql`leads.assigned_to`),
         ])}
       )
-      select key, grouping(key) = 1 as total, count(*)::int as assigned, count(first_contact_at)::int as contacted,
+      select ${keyOf(sql`grouped`)} as key, grouping(grouped) = 1 as total, count(*)::int as assigned, count(first_contact_at)::int as contacted,
         percentile_cont(0.5) within group (order by minutes) as median_minutes,
         percentile_cont(0.9) within group (order by minutes) as p90_minutes,
         count(*) filter (where due is not null and (first_contact_at is not null or due <= ${nowOf(input)}))::int as with_limit,
         count(*) filter (where due is not null and first_contact_at <= due)::int as within_limit
-      from routed group by grouping sets ((key), ()) order by grouping(key), key`);
+      from routed group by grouping sets ((grouped), ()) order by grouping(grouped), key`);
     const figures = (row: Counted): Figures => ({
       assigned: row.assigned, contacted: row.contacted, median_minutes: tenth(row.median_minutes), p90_minutes: tenth(row.p90_minutes),
       with_limit: row.with_limit, within_limit: row.within_limit, within_limit_rate: share(row.within_limit, row.with_limit),
