@@ -71,6 +71,8 @@ async function seedPerson(first: string, last: string, email: string, phone: str
   const campaign = await make.campaign(ctx, { recipients: [email] }, admin);
   await ok(as(ctx, admin).post(`/api/crm/campaigns/${campaign.id}/send`));
   await waitFor(() => mailNaming(`To: ${email}`).length > 0, PATIENCE_MS, `the campaign mail to ${email} in the outbox`);
+  // The campaign's job records the delivery as sent after the mail went (its row changes once more).
+  await waitFor(async () => (await count('select count(*)::int as n from campaign_deliveries where campaign_id = $1 and status = \'sent\'', [campaign.id])) === 1, PATIENCE_MS, 'the delivery recorded as sent');
   // Staff notices of the website's inquiry (and their mail) are written after its answer: done before anything is counted.
   await ctx.app.background.settled();
   return { lead, old, inquiry, subscription, unit, reservation, activity, task, campaign, ip };
