@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { choose, chooseMany, type Console, expectAccessible, expectNoOverflow, heading, menuItem, openScreen, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder, trackRequests } from './harness.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { choose, chooseMany, type Console, consoleForSteps, expectAccessible, expectNoOverflow, heading, menuItem, openScreen, poll, quiet, shot, signIn, SKIP_BROWSER, trackRequests } from './harness.js';
 
 // The Reports section of the staff console, in Chromium against the real service (see ./harness.ts): leads, a
 // reservation, a sale and activities seeded through the API; each report's totals equal the API's for the same query;
@@ -25,27 +25,17 @@ const SHOWN: Record<string, Record<string, string>> = {
 };
 
 describe.skipIf(SKIP_BROWSER)('reports in Chromium', { timeout: 180_000 }, () => {
+  const browser = consoleForSteps(ADMIN);
+  const apiCall = browser.api;
   let app: Console;
   let page: Page;
   let base = '';
   let projectId = '';
 
-  beforeAll(async () => {
-    app = await startConsole(ADMIN);
+  beforeAll(() => {
+    app = browser.app();
     ({ page, base } = app);
-  }, 180_000);
-
-  afterAll(() => app?.close(), 180_000);
-
-  stepsInOrder(() => app);
-
-  const poll = <T>(read: () => Promise<T> | T, message?: string) => expect.poll(read, { timeout: 30_000, message });
-
-  async function apiCall(method: 'GET' | 'POST' | 'PATCH', path: string, data?: object): Promise<any> {
-    const response = await page.request.fetch(`${base}${path}`, { method, data });
-    expect(response.ok(), `${method} ${path}: ${response.status()} ${await response.text()}`).toBe(true);
-    return response.json();
-  }
+  });
 
   /** The report's figures on the page: each total's label → its text. */
   const totalsOn = (on: Page) => on.locator('dl[aria-label="Totals"]').evaluate((dl) => Object.fromEntries(
