@@ -5,7 +5,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LOG_REDACTIONS } from '../src/app.js';
-import { as, createTestApp, createUser, eventually, none, type Reply, type TestContext } from './helpers.js';
+import { as, createTestApp, createUser, eventually, none, ok, type Reply, type TestContext } from './helpers.js';
 import { make } from './factories.js';
 import { idpIssuer, signInAtIdp, startIdp, startSigningStub } from './sso-idp.js';
 
@@ -267,7 +267,7 @@ describe('signing in', () => {
 });
 
 describe('users that must sign in with single sign-on', () => {
-  test('sso_required on create and update; their password sign-in and reset are refused', async () => {
+  test('sso_required on create and update; their password sign-in and reset are refused, and turning it on ends their sessions', async () => {
     const res = await as(ctx, admin).post('/api/iam/users', { email: 'required@example.com', name: 'Required', password: 'Str0ng!pass', sso_required: true });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json().id;
@@ -281,10 +281,13 @@ describe('users that must sign in with single sign-on', () => {
 
     // Turned off: the password works again; a reset token asked then dies when it is turned back on.
     expect((await as(ctx, admin).patch(`/api/iam/users/${id}`, { sso_required: false })).statusCode).toBe(200);
-    expect((await as(ctx, none).post('/api/auth/login', { email: 'required@example.com', password: 'Str0ng!pass' })).statusCode).toBe(200);
+    const byPassword = await ok(as(ctx, none).post('/api/auth/login', { email: 'required@example.com', password: 'Str0ng!pass' }));
+    expect((await as(ctx, byPassword.session.token).get('/api/auth/session')).statusCode).toBe(200);
     expect((await as(ctx, none).post('/api/auth/forgot-password', { email: 'required@example.com' })).statusCode).toBe(200);
     const token = await outboxToken('required@example.com');
+    // Turned on again: the session the password opened ends (they come back through the identity provider).
     expect((await as(ctx, admin).patch(`/api/iam/users/${id}`, { sso_required: true })).statusCode).toBe(200);
+    expect((await as(ctx, byPassword.session.token).get('/api/auth/session')).statusCode).toBe(401);
     const reset = await as(ctx, none).post('/api/auth/reset-password', { token, password: 'N3w!password' });
     expect(reset.statusCode).toBe(400);
     expect(reset.json().details.token).toMatch(/single sign-on/);

@@ -56,7 +56,8 @@ export const userResource = defineResource({
   export: {},
 });
 
-const SSO_REQUIRED = 'Signs in only with single sign-on (an identity provider): password sign-in and password reset are refused. '
+const SSO_REQUIRED = 'Signs in only with single sign-on (an identity provider): password sign-in and password reset are refused, and '
+  + 'turning it on ends the user\'s sessions. '
   + 'An SSO sign-in is not asked for the service\'s two-factor code (the identity provider owns authentication and its MFA).';
 
 /** SPEC's User: never a password or hash. */
@@ -267,6 +268,8 @@ export default async function userRoutes(app: App) {
         const [updated] = await work.tx.update(users).set({ ...values, updatedAt: clock.now() }).where(eq(users.id, id)).returning();
         const after: Record<string, unknown> = auditedFields(updated);
         const before: Record<string, unknown> = auditedFields(current);
+        // Single sign-on required from now on: sessions a password opened end (they sign in again through the provider).
+        if (sso_required && !current.ssoRequired) await work.tx.delete(sessions).where(eq(sessions.userId, id));
         if (passwordHash) {
           await replaceCredential(work, id, passwordHash);
           // The log says the credential changed, never what it is.
