@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { hashSync, verifySync } from '@node-rs/bcrypt';
 
@@ -18,6 +19,16 @@ if (process.send) {
   } catch {
     // Not permitted here: hashing still runs one at a time, at normal priority.
   }
+  try {
+    // Linux groups a session's processes and shares the CPU between groups before it looks at niceness: started in a
+    // session of its own, this process lowers its group's share too, or it would take its group's share from PostgreSQL
+    // and the clients however low its niceness.
+    writeFileSync('/proc/self/autogroup', String(NICE));
+  } catch {
+    // Not Linux, or no autogroups: the niceness above is what there is.
+  }
+  // The service gone (its channel closed): nothing more to answer.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', (request: HashingRequest) => {
     let answer: HashingAnswer;
     try {
@@ -25,6 +36,7 @@ if (process.send) {
     } catch (err) {
       answer = { id: request.id, error: (err as Error).message };
     }
-    process.send!(answer);
+    // The service may have gone meanwhile: an answer nobody reads is not an error.
+    process.send!(answer, undefined, undefined, () => undefined);
   });
 }

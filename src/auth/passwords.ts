@@ -174,6 +174,8 @@ export class HashingGate {
       cwd: fromSources ? fileURLToPath(new URL('../..', import.meta.url)) : undefined,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
+      // A session of its own, so its low priority holds for its whole scheduling group (see hashing-process.ts).
+      detached: true,
     });
     child.on('message', (answer: HashingAnswer) => {
       const waiting = this.pending.get(answer.id);
