@@ -341,3 +341,24 @@ export function consoleForSteps(admin: { email: string; password: string }, env:
     },
   };
 }
+
+/**
+ * axe on the screen as it is, then loaded again at 375 px, as a phone opens it (no sideways scrolling; a menu open
+ * beside the screen would otherwise become a drawer over it), then back at 1200 px; `reloadAfter`: loaded again there
+ * too (charts sized for the narrow page draw again at the wide one).
+ */
+export async function accessibleAtBothWidths(page: Page, name: string, ready: () => Promise<unknown>, options: { reloadAfter?: boolean } = {}) {
+  await ready();
+  await expectAccessible(page, name);
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.reload();
+  await ready();
+  await quiet(page);
+  await expectNoOverflow(page, `${name} at 375 px`);
+  await expectAccessible(page, `${name} at 375 px`);
+  await page.setViewportSize({ width: 1200, height: 760 });
+  if (options.reloadAfter) {
+    await page.reload();
+    await ready();
+  }
+}

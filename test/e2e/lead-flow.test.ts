@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { choose, type Console, expectAccessible, expectNoOverflow, field, heading, menuItem, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
+import { accessibleAtBothWidths, choose, type Console, expectAccessible, field, heading, menuItem, quiet, shot, signIn, SKIP_BROWSER, startConsole, stepsInOrder } from './harness.js';
 
 // Lead flow in the staff console, in Chromium against the real service (see ./harness.ts): the settings screen makes a
 // first-to-claim group and a rule (a refused value shown under its field), a lead routed to the group waits on My day
@@ -41,22 +41,6 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     const response = await page.request.fetch(`${base}${path}`, { method, data });
     expect(response.ok(), `${method} ${path}: ${response.status()} ${await response.text()}`).toBe(true);
     return response.status() === 204 ? undefined : response.json();
-  }
-
-  /**
-   * Both widths: the screen as it is, then at 375 px (no sideways scrolling), then back. Loaded again at 375 px, as a
-   * phone opens it: the menu that was open beside the screen would otherwise become a drawer, open over it.
-   */
-  async function accessibleAtBothWidths(name: string, ready: () => Promise<unknown>) {
-    await ready();
-    await expectAccessible(page, name);
-    await page.setViewportSize({ width: 375, height: 740 });
-    await page.reload();
-    await ready();
-    await quiet(page);
-    await expectNoOverflow(page, `${name} at 375 px`);
-    await expectAccessible(page, `${name} at 375 px`);
-    await page.setViewportSize({ width: 1200, height: 760 });
   }
 
   test('sign in; Ana, an agent, exists with crm write', async () => {
@@ -118,7 +102,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     const rules = (await apiCall('GET', '/api/crm/lead-flow/rules')).data;
     expect(rules.map((r: any) => [r.name, r.channel, r.assign_group_id])).toEqual([['Leads from the API', 'api', groupId]]);
     await page.getByRole('listitem', { name: 'Rule 1: Leads from the API' }).getByText('Goes to: Tower B sales (First to claim)').waitFor();
-    await accessibleAtBothWidths('lead flow settings', () => page.getByRole('listitem', { name: 'Rule 1: Leads from the API' }).waitFor());
+    await accessibleAtBothWidths(page, 'lead flow settings', () => page.getByRole('listitem', { name: 'Rule 1: Leads from the API' }).waitFor());
     await shot(page, 'lead-flow-settings');
   });
 
@@ -130,7 +114,7 @@ describe.skipIf(SKIP_BROWSER)('lead flow in Chromium', { timeout: 180_000 }, () 
     const item = toClaim.getByRole('listitem').filter({ hasText: 'Dee Waiting' });
     await item.getByText(/In Tower B sales \(First to claim\)/).waitFor();
     await item.getByText(/\d+:\d\d left to claim/).waitFor();
-    await accessibleAtBothWidths('My day', () => item.waitFor());
+    await accessibleAtBothWidths(page, 'My day', () => item.waitFor());
     await shot(page, 'my-day');
 
     await item.getByRole('button', { name: 'Claim Dee Waiting' }).click();

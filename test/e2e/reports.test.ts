@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { choose, chooseMany, type Console, consoleForSteps, expectAccessible, expectNoOverflow, heading, menuItem, openScreen, poll, quiet, shot, signIn, SKIP_BROWSER, trackRequests } from './harness.js';
+import { accessibleAtBothWidths, choose, chooseMany, type Console, consoleForSteps, expectAccessible, heading, menuItem, openScreen, poll, quiet, shot, signIn, SKIP_BROWSER, trackRequests } from './harness.js';
 
 // The Reports section of the staff console, in Chromium against the real service (see ./harness.ts): leads, a
 // reservation, a sale and activities seeded through the API; each report's totals equal the API's for the same query;
@@ -63,21 +63,6 @@ describe.skipIf(SKIP_BROWSER)('reports in Chromium', { timeout: 180_000 }, () =>
 
   const search = (on: Page = page) => new URL(on.url()).searchParams;
 
-  /** axe at 1200 px, then loaded again at 375 px (no sideways scrolling of the page), then back. */
-  async function accessibleAtBothWidths(name: string, ready: () => Promise<unknown>) {
-    await ready();
-    await expectAccessible(page, name);
-    await page.setViewportSize({ width: 375, height: 740 });
-    await page.reload();
-    await ready();
-    await quiet(page);
-    await expectNoOverflow(page, `${name} at 375 px`);
-    await expectAccessible(page, `${name} at 375 px`);
-    await page.setViewportSize({ width: 1200, height: 760 });
-    await page.reload();
-    await ready();
-  }
-
   test('sign in; leads, a reservation, a sale and activities exist', async () => {
     await signIn(page, base, ADMIN.email, ADMIN.password);
     await heading(page, 'Dashboard').waitFor();
@@ -110,7 +95,7 @@ describe.skipIf(SKIP_BROWSER)('reports in Chromium', { timeout: 180_000 }, () =>
     await page.getByRole('tab', { name: 'Funnel', selected: true }).waitFor();
     expect(await expectApiFigures()).toEqual({ Leads: '5', Contacted: '3', Qualified: '1', Reserved: '1', Sold: '1' });
     await page.getByRole('img', { name: 'Leads at each stage' }).waitFor();
-    await accessibleAtBothWidths('funnel report', () => page.getByRole('img', { name: 'Leads at each stage' }).waitFor());
+    await accessibleAtBothWidths(page, 'funnel report', () => page.getByRole('img', { name: 'Leads at each stage' }).waitFor(), { reloadAfter: true });
     // Tall enough for the filters, the totals and the first chart.
     await page.setViewportSize({ width: 1200, height: 1100 });
     await quiet(page);
@@ -236,16 +221,16 @@ describe.skipIf(SKIP_BROWSER)('reports in Chromium', { timeout: 180_000 }, () =>
     await poll(() => new URL(page.url()).pathname).toBe('/reports/agent-activity');
     expect(search().get('source')).toBe('website');
     expect(await expectApiFigures()).toMatchObject({ Calls: '2', 'E-mails': '1', Meetings: '0', Reservations: '1' });
-    await accessibleAtBothWidths('agent activity report', () => page.getByRole('img', { name: 'Activity by agent and week' }).waitFor());
+    await accessibleAtBothWidths(page, 'agent activity report', () => page.getByRole('img', { name: 'Activity by agent and week' }).waitFor(), { reloadAfter: true });
 
     await page.goto(`${base}/reports/speed-to-lead`);
     await expectApiFigures();
-    await accessibleAtBothWidths('speed to lead report', () => page.locator('dl[aria-label="Totals"]').waitFor());
+    await accessibleAtBothWidths(page, 'speed to lead report', () => page.locator('dl[aria-label="Totals"]').waitFor(), { reloadAfter: true });
 
     await page.goto(`${base}/reports/projects?group_by=month`);
     expect(await expectApiFigures()).toMatchObject({ Reservations: '1', Sales: '1', 'Available units': '2' });
     await page.getByRole('img', { name: 'Units by status at the end of each month' }).waitFor();
-    await accessibleAtBothWidths('projects report', () => page.getByRole('img', { name: 'Months of inventory left' }).waitFor());
+    await accessibleAtBothWidths(page, 'projects report', () => page.getByRole('img', { name: 'Months of inventory left' }).waitFor(), { reloadAfter: true });
     expect(app.serverErrors, app.log()).toEqual([]);
   });
 
