@@ -146,6 +146,29 @@ describe('a kept page', () => {
     await expectExact(); // kept again
     await expectKeptHit();
   });
+
+  test('30 requests for it at once share its checks, and a request after a write sees the write', async () => {
+    await expectKeptHit();
+    const expected = await truth();
+    let answers: Awaited<ReturnType<typeof served>>[] = [];
+    const checks = await countQueries(ctx.database, /as probe/i, async () => (answers = await Promise.all(Array.from({ length: 30 }, () => served()))));
+    expect(checks).toBeGreaterThan(0);
+    expect(checks).toBeLessThan(30);
+    for (const answer of answers) {
+      expect(answer.data.map((r) => r.id)).toEqual(expected.ids);
+      expect(answer.pagination.total).toBe(expected.total);
+    }
+    // Requests sent while a check is in flight, right after a write committed: none is answered from before it.
+    const first = served();
+    await make.lead(ctx, { first_name: 'Needle after', last_name: 'Hay' }, staff);
+    const later = await Promise.all(Array.from({ length: 10 }, () => served()));
+    await first;
+    const now = await truth();
+    for (const answer of later) {
+      expect(answer.data.map((r) => r.id)).toEqual(now.ids);
+      expect(answer.pagination.total).toBe(now.total);
+    }
+  });
 });
 
 describe('other resources', () => {

@@ -1,4 +1,5 @@
 import type { Database, Listener } from '../db/client.js';
+import { SharedReads } from '../data/shared-reads.js';
 
 /** The channel the database triggers notify (migration 0005): the payload is the id of a user whose principal changed. */
 export const PRINCIPALS_CHANNEL = 'pms_principals';
@@ -41,9 +42,8 @@ export class PrincipalCache<P> {
   /** The latest invalidations, oldest first. */
   private changes: { at: number; user?: string; session?: string }[] = [];
   private listener?: Listener;
-  /** The round trip on the LISTEN connection in flight, and the one queued after it (see `heard`). */
-  private syncing?: Promise<boolean>;
-  private queued?: Promise<boolean>;
+  /** Round trips on the LISTEN connection, shared by the requests waiting at once (see `heard`). */
+  private syncs = new SharedReads<boolean>(1);
   /** Told of every invalidation (a user's, a session's, or everything's: null): live streams check their caller again. */
   readonly watchers = new Set<(change: { user: string } | { session: string } | null) => void>();
 
@@ -92,18 +92,7 @@ export class PrincipalCache<P> {
   heard(): Promise<boolean> {
     const listener = this.listener;
     if (!listener) return Promise.resolve(false);
-    const run = (): Promise<boolean> => {
-      const round: Promise<boolean> = listener.sync().catch(() => false).finally(() => {
-        if (this.syncing === round) this.syncing = undefined;
-      });
-      this.syncing = round;
-      return round;
-    };
-    if (!this.syncing) return run();
-    return (this.queued ??= this.syncing.then(() => {
-      this.queued = undefined;
-      return run();
-    }));
+    return this.syncs.read('', () => listener.sync().catch(() => false));
   }
 
   /** Taken before resolving a principal, handed to `set`. */

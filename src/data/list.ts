@@ -7,6 +7,7 @@ import { CHANGE_LOG_RETENTION_MS, changesSince, covers, currentSnapshot, type Lo
 import { allOf, is, keyOf, type Predicate } from './filters.js';
 import { type Boundary, Boundaries } from './boundaries.js';
 import { anyChangeSince, joinedResources, keptPageIn, PageCache, SLOW_PAGE_MS } from './page-cache.js';
+import { SharedReads } from './shared-reads.js';
 import { type ListDeclaration, listFilters, ownedBy, type Resource, type SelectQuery, type View } from './resource.js';
 
 /** A validated list query: paging and sort get their defaults from the validator; filters by name. */
@@ -160,6 +161,9 @@ function filterKey(resource: Resource, scopeKey: string, query: Record<string, u
   return JSON.stringify([resource.name, scopeKey, ...entries.sort(([a], [b]) => a.localeCompare(b))]);
 }
 
+/** A page's rows as read, the snapshot they were read in and the changes logged since `fromXid`. */
+type PageRead = { rows: Record<string, unknown>[]; snapshot: Snapshot; logged: LoggedChange[] | undefined; head: { sort: unknown; id: string } | undefined; fromXid: number | undefined };
+
 /** A total and the snapshot it was exact in. */
 type Counted = { snapshot: Snapshot; total: number; at: number };
 
@@ -196,6 +200,9 @@ export class ListRunner {
   private counting = new Map<string, Promise<Counted>>();
   private boundaries = new Boundaries();
   private pages = new PageCache();
+  /** Checks of kept pages and reads of pages, each shared by the requests asking for it at once. */
+  private checks = new SharedReads<{ snapshot: Snapshot; logged: LoggedChange[]; joinedChanged: boolean }>();
+  private pageReads = new SharedReads<PageRead>();
   /** Statements built once per shape (drizzle's building is most of a page's own CPU), run with their values. */
   private statements = new Map<string, { execute: (values: Record<string, unknown>) => Promise<Record<string, unknown>[]> }>();
 
@@ -234,13 +241,15 @@ export class ListRunner {
     const joined = kept && joinedResources(resource, view);
     if (kept && joined) {
       const fromXid = Math.min(kept.snapshot.xmin, ...(known.length ? [known[known.length - 1].snapshot.xmin] : []));
-      const check = this.statement(statementName('check', [resource.name, joined.join(','), reads.join(',')]), () =>
+      const checkName = statementName('check', [resource.name, joined.join(','), reads.join(',')]);
+      const check = this.statement(checkName, () =>
         this.db.select({ snapshot: currentSnapshot, changes: changesSince(resource, sql.placeholder('fromXid'), MAX_CHANGES, reads), joined: anyChangeSince(joined, sql.placeholder('fromXid')) })
           .from(sql`(select 1) as probe`));
-      const [probe] = await check.execute({ fromXid: String(fromXid) });
-      const snapshot = parseSnapshot(String(probe.snapshot));
-      const logged = parseChanges(String(probe.changes));
-      const exact = probe.joined !== true && logged.length < MAX_CHANGES ? keptPageIn(kept, snapshot, logged, predicate) : false;
+      const { snapshot, logged, joinedChanged } = await this.checks.read(`${checkName}|${fromXid}`, async () => {
+        const [probe] = await check.execute({ fromXid: String(fromXid) });
+        return { snapshot: parseSnapshot(String(probe.snapshot)), logged: parseChanges(String(probe.changes)), joinedChanged: probe.joined === true };
+      });
+      const exact = !joinedChanged && logged.length < MAX_CHANGES ? keptPageIn(kept, snapshot, logged, predicate) : false;
       if (exact) {
         if (exact === 'newer') kept.snapshot = snapshot; // exact here too: later checks start from now
         const total = this.bringForward(key, known, snapshot, logged, fromXid, predicate) ?? (await this.countSeeing(key, resource, predicate, snapshot));
@@ -259,7 +268,8 @@ export class ListRunner {
       // Everything the statement's text depends on; its values are placeholders.
       const constantPaging = !boundary && !deep && offset + limit <= CONSTANT_PAGING_ROWS;
       const shape = [resource.name, resource.listView ? 'list' : 'view', predicateTextOf(key, predicate), query.sort, query.order, fromXid === undefined, deep, boundary !== undefined, constantPaging ? [limit, offset] : null];
-      const statement = this.statement(statementName('page', shape), () => {
+      const name = statementName('page', shape);
+      const statement = this.statement(name, () => {
         const changes = fromXid === undefined ? sql`null` : changesSince(resource, sql.placeholder('fromXid'), MAX_CHANGES, reads);
         const extra = { __snapshot: currentSnapshot, __changes: changes, ...(deep ? { __sort: sql<string>`to_jsonb(${column})::text`, __key: resource.id } : {}) };
         const select = selectView(this.db, resource.table, resource.listView ?? resource.view, extra);
@@ -280,13 +290,18 @@ export class ListRunner {
         }
         return select.where(condition.sql).orderBy(...order).limit(limitAt).offset(offsetAt);
       }, condition.cacheable);
-      const rows: Record<string, unknown>[] = await statement.execute({
+      const values = {
         ...condition.values,
         limit,
         offset: boundary ? offset - boundary.offset : offset,
         ...(fromXid === undefined ? {} : { fromXid: String(fromXid) }),
         ...(boundary ? { boundarySort: boundary.param, boundaryId: boundary.id } : {}),
-      });
+      };
+      // Requests for the same page at the same time share one read (its rows are only read from here on).
+      return condition.cacheable ? this.pageReads.read(`${name}|${JSON.stringify(values)}`, () => load(statement, values, fromXid)) : load(statement, values, fromXid);
+    };
+    const load = async (statement: { execute: (values: Record<string, unknown>) => Promise<Record<string, unknown>[]> }, values: Record<string, unknown>, fromXid: number | undefined) => {
+      const rows: Record<string, unknown>[] = await statement.execute(values);
       const [first] = rows.length ? rows : await this.db.select({
         __snapshot: currentSnapshot,
         __changes: fromXid === undefined ? sql`null` : changesSince(resource, String(fromXid), MAX_CHANGES, reads),
