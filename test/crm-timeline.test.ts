@@ -130,6 +130,10 @@ describe('a lead\'s timeline', () => {
     // A change of another lead's activities leaves the page kept.
     await ok(as(ctx, agent).post(`/api/crm/leads/${other.id}/activities`, { kind: 'note', body: 'elsewhere' }), 201);
     expect(await pageReads(() => timeline(lead.id))).toBe(0);
+    // Twenty requests for the kept page at once share its checks (the change log read, `exists`).
+    const checks = await countQueries(ctx.database, /pg_visible_in_snapshot/, () => Promise.all(Array.from({ length: 20 }, () => timeline(lead.id))));
+    expect(checks).toBeGreaterThan(0);
+    expect(checks).toBeLessThan(20);
     // Each of these changes what the page shows, behind the API or through it: the next read sees it.
     const changes: [string, () => Promise<unknown>, (t: Timeline) => boolean][] = [
       ['a note through the API', () => as(ctx, agent).post(`/api/crm/leads/${lead.id}/activities`, { kind: 'note', body: 'kept-1' }),

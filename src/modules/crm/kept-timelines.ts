@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { executePrepared } from '../../db/prepared.js';
 import { CHANGE_LOG_RETENTION_MS, parseSnapshot } from '../../data/changes.js';
+import { SharedReads } from '../../data/shared-reads.js';
 
 /**
  * Timeline pages kept between requests. A page is served again while the change log (the database's record of every
@@ -41,6 +42,7 @@ const changedSince = (lead: string, kept: Kept<unknown>) => sql`select pg_curren
 
 export class KeptTimelines<Body> {
   private kept = new Map<string, Kept<Body>>();
+  private checks = new SharedReads<boolean>();
 
   constructor(private readonly db: Db) {}
 
@@ -52,9 +54,13 @@ export class KeptTimelines<Body> {
       this.kept.delete(key);
       return undefined;
     }
-    const [probe] = (await executePrepared(this.db, changedSince(leadId, kept))).rows;
-    if (probe.changed === true || probe.changed === 't') {
-      this.kept.delete(key);
+    // Requests for one page at once share its check.
+    const changed = await this.checks.read(`${key}|${kept.snapshot}`, async () => {
+      const [probe] = (await executePrepared(this.db, changedSince(leadId, kept))).rows;
+      return probe.changed === true || probe.changed === 't';
+    });
+    if (changed) {
+      if (this.kept.get(key) === kept) this.kept.delete(key);
       return undefined;
     }
     return kept.body;
