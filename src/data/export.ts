@@ -163,10 +163,15 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
    * ranges partition the keys, so a row written meanwhile is neither skipped nor read twice.
    */
   async function* rangeChunks<Chunk>(size: number, readRange: (from: Key | undefined, to: Key | undefined) => Promise<Chunk[] | (AsyncIterable<Chunk> & Readable)>): AsyncGenerator<Chunk> {
-    const keys = db.select({ __sort: sql<string>`${column}::text`.as('__sort'), __id: sql<string>`${id}`.as('__id') } as never).from(resource.table as never) as SelectQuery;
-    /** The key the batch starting after `from` ends at; undefined when fewer rows than a batch remain. */
+    /**
+     * The key the batch starting after `from` ends at; undefined when fewer rows than a batch remain. The keys are
+     * written as text outside the subquery that skips: inside, each of the rows skipped had its timestamp written
+     * out (37-47 ms a range of 50,000 leads against 8).
+     */
     const boundary = async (from: Key | undefined) => {
-      const [row] = (await executePrepared(db, keys.where(and(where, from && after(from))).orderBy(...order).limit(1).offset(size - 1).getSQL())).rows;
+      const skipped = db.select({ sort: sql`${column}`.as('sort'), id: sql`${id}`.as('id') } as never).from(resource.table as never) as SelectQuery;
+      const key = skipped.where(and(where, from && after(from))).orderBy(...order).limit(1).offset(size - 1);
+      const [row] = (await executePrepared(db, sql`select k.sort::text as "__sort", k.id::text as "__id" from (${key}) as k`)).rows;
       return row && { sort: String(row.__sort), id: String(row.__id) };
     };
     const reading: ReturnType<typeof readRange>[] = [];
