@@ -14,6 +14,7 @@ import type { BackgroundWork } from '../background.js';
 import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/templates.js';
 import { revokeTokensOf } from '../modules/iam/api-token-resource.js';
+import { countCalls, trackStorages } from './context-hooks.js';
 import { bcryptHasher } from './passwords.js';
 import { ssoSessions } from './sso-plugin.js';
 
@@ -30,7 +31,7 @@ const CLIENT_IP_HEADER = 'x-pms-client-ip';
 const liveUsers = pgTable('live_users', userColumns());
 
 export function createAuth(config: Config, database: Database, mailer: Mailer, log: FastifyBaseLogger, background: BackgroundWork) {
-  return betterAuth({
+  const auth = betterAuth({
     appName: 'Property Management',
     secret: config.authSecret,
     baseURL: config.baseUrl,
@@ -94,6 +95,9 @@ export function createAuth(config: Config, database: Database, mailer: Mailer, l
       ssoSessions(),
     ],
   });
+  // Better Auth's context storages are disabled whenever none of its calls is running (see context-hooks.ts).
+  void trackStorages([resetRequest]);
+  return Object.assign(auth, { api: countCalls(auth.api) });
 }
 
 export type Auth = ReturnType<typeof createAuth>;

@@ -12,6 +12,7 @@ import { revokeTokensOf } from '../modules/iam/api-token-resource.js';
 import { named } from '../http/openapi.js';
 import { Email, ErrorBody, GenericError, Message, Nullable, Strict, Timestamp, Uuid } from '../http/schemas.js';
 import { authHeaders, resetRequest } from './auth.js';
+import { authCall } from './context-hooks.js';
 import { currentPrincipal, requireSession } from './guard.js';
 import { hashing, passwordProblem } from './passwords.js';
 import { requiresSso, resetTokenHolder, userRequiresSso } from './sso.js';
@@ -176,7 +177,7 @@ export default async function authRoutes(app: App) {
     if (holder && (await userRequiresSso(database, holder))) throw validationError({ token: 'belongs to an account that signs in with single sign-on: it has no password to reset' });
     try {
       const actor = await actorOf(app, request);
-      await resetRequest.run(actor, () => hashing.admit(() => auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } })));
+      await authCall(() => resetRequest.run(actor, () => hashing.admit(() => auth.api.resetPassword({ body: { token: request.body.token, newPassword: request.body.password } }))));
     } catch (err) {
       if (err instanceof APIError) throw validationError({ token: 'is invalid, already used or expired' });
       throw err;
