@@ -96,6 +96,10 @@ describe.skipIf(SKIP_BROWSER)('undo in Chromium', { timeout: 180_000 }, () => {
     await restoreFromHistory(`/leads/${id}/show`, 'status', 'lost', 'qualified');
     await expect.poll(async () => (await apiCall('GET', `/api/crm/leads/${id}`)).status).toBe('qualified');
 
+    // Away from the lead's page first: deleted under it, the page finds it gone and goes back to the list, which
+    // could land after the click on Trash and leave the list showing.
+    await menuItem(page, 'Leads').click();
+    await page.waitForURL(/\/leads$/);
     await apiCall('DELETE', `/api/crm/leads/${id}`);
     await restoreFromTrash('Customers', 'Maria Santos');
     expect(await apiCall('GET', `/api/crm/leads/${id}`)).toMatchObject({ id, first_name: 'Maria', status: 'qualified' });
