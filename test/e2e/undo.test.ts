@@ -96,14 +96,15 @@ describe.skipIf(SKIP_BROWSER)('undo in Chromium', { timeout: 180_000 }, () => {
     await restoreFromHistory(`/leads/${id}/show`, 'status', 'lost', 'qualified');
     await expect.poll(async () => (await apiCall('GET', `/api/crm/leads/${id}`)).status).toBe('qualified');
 
-    // Away from the lead's page first: deleted under it, the page finds it gone and goes back to the list, which
-    // could land after the click on Trash and leave the list showing.
+    // Away from the lead's page first, until the list shows the lead: deleted under its own page, the page finds it
+    // gone and goes back to the list, which could land after the click on Trash and leave the list showing.
+    const listed = () => page.getByRole('link', { name: /Maria/ }).or(page.getByText('maria.undo@example.com')).first();
     await menuItem(page, 'Leads').click();
-    await page.waitForURL(/\/leads$/);
+    await listed().waitFor();
     await apiCall('DELETE', `/api/crm/leads/${id}`);
     await restoreFromTrash('Customers', 'Maria Santos');
     expect(await apiCall('GET', `/api/crm/leads/${id}`)).toMatchObject({ id, first_name: 'Maria', status: 'qualified' });
     await menuItem(page, 'Leads').click();
-    await page.getByRole('link', { name: /Maria/ }).or(page.getByText('maria.undo@example.com')).first().waitFor();
+    await listed().waitFor();
   });
 });
