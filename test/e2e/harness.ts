@@ -301,8 +301,11 @@ export async function chooseMany(page: Page, label: string, options: string[]) {
     await vi.waitFor(async () => {
       if (!(await page.getByRole('listbox').count())) await page.getByRole('combobox', { name: label }).click({ timeout: 5_000 });
       const item = page.getByRole('option', { name: option, exact: true });
-      if ((await item.getAttribute('aria-selected', { timeout: 5_000 })) !== 'true') await item.click({ timeout: 5_000 });
-      expect(await item.getAttribute('aria-selected', { timeout: 5_000 })).toBe('true');
+      if ((await item.getAttribute('aria-selected', { timeout: 5_000 })) === 'true') return;
+      await item.click({ timeout: 5_000 });
+      // A click toggles: wait for its own re-render before looking again, or a second click on a still unselected
+      // looking option would take the choice back.
+      await vi.waitFor(async () => expect(await item.getAttribute('aria-selected', { timeout: 5_000 })).toBe('true'), { timeout: 15_000, interval: 100 });
     }, { timeout: 45_000, interval: 250 });
   }
   await page.keyboard.press('Escape');
