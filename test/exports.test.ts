@@ -183,7 +183,7 @@ test.runIf(!!process.env.DATABASE_URL)('PostgreSQL: COPY ranges carry every row 
   // Abandoned after its first chunk, more times than the pool has connections: each COPY's connection is closed.
   const columns = exportColumns(leadResource.listView ?? leadResource.view);
   for (let i = 0; i < 12; i++) {
-    const records = exportRecords(ctx.database.db, leadResource, columns, {}, { copyCsv: ctx.database.copyCsv });
+    const records = exportRecords(ctx.database.db, leadResource, columns, {}, { copyBinary: ctx.database.copyBinary });
     expect(String((await records.next()).value)).toMatch(/^[0-9a-f-]{36},/);
     await records.return(undefined);
   }

@@ -6,6 +6,7 @@ import type { Database, Executor } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
 import { listOrder, listPredicate, type ScopeOption, selectView, sortColumn } from './list.js';
 import type { Resource, SelectQuery, View } from './resource.js';
+import { type CellKind, csvFromBinaryCopy } from './binary-csv.js';
 
 /** Rows per statement: large enough that a statement's own cost is small beside its rows, small enough to stay flat. */
 const BATCH = 2000;
@@ -67,34 +68,51 @@ export function cell(value: unknown): string {
 export const record = (values: unknown[]) => `${values.map(cell).join(',')}\n`;
 
 /**
- * A column's CSV cell computed by PostgreSQL, exactly as `cell` writes its value; undefined for a value `cell` formats
- * in a way SQL does not reproduce exactly (arrays, JSON, expressions). For `COPY` (`copy`), the value before quoting:
- * COPY's CSV format quotes what needs it (a comma, quote or line break) and writes NULL as nothing, so an empty text
- * becomes NULL (COPY would write it `""`). Otherwise the whole cell (migration 0014's `pms_csv_text` for text).
+ * A column's CSV cell computed by PostgreSQL, exactly as `cell` writes its value (migration 0014's `pms_csv_text` for
+ * text); undefined for a value `cell` formats in a way SQL does not reproduce exactly (arrays, JSON, expressions).
  */
-function sqlCell(value: unknown, copy = false, only?: SQL): SQL | undefined {
+function sqlCell(value: unknown, only?: SQL): SQL | undefined {
   if (!is(value, Column)) return undefined;
   if (only) {
-    const shown = sqlCell(value, copy);
-    return shown && sql`(case when ${only} then ${shown} else ${copy ? sql`null` : sql`''`} end)`;
+    const shown = sqlCell(value);
+    return shown && sql`(case when ${only} then ${shown} else '' end)`;
   }
   const column = value as PgColumn;
+  switch (cellKind(column)) {
+    case 'word': return sql`coalesce(${column}, '')`;
+    case 'text': return sql`pms_csv_text(${column})`;
+    case 'uuid': return sql`coalesce(${column}::text, '')`;
+    case 'timestamp': return sql`coalesce(to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '')`;
+    case 'boolean': return sql`(case when ${column} then 'true' when not ${column} then 'false' else '' end)`;
+    case 'integer': return sql`coalesce(${column}::text, '')`;
+    // A number as JavaScript prints it: float8's shortest form is the same digits for the sizes kept here (below 1e15).
+    case 'float': return sql`coalesce(${column}::float8::text, '')`;
+    default: return undefined;
+  }
+}
+
+/** A column's value as a binary `COPY` sends it for `csvFromBinaryCopy`, and how its cell is written. */
+function binaryCell(value: unknown, only?: SQL): { select: SQL; kind: CellKind } | undefined {
+  if (!is(value, Column)) return undefined;
+  const column = value as PgColumn;
+  const kind = cellKind(column);
+  if (!kind) return undefined;
+  const selected = kind === 'float' ? sql`${column}::float8` : sql`${column}`;
+  return { kind, select: only ? sql`(case when ${only} then ${selected} end)` : selected };
+}
+
+/** How a column's cell is written when SQL sends its value (see ./binary-csv.ts); undefined when `cell` must. */
+function cellKind(column: PgColumn): CellKind | undefined {
   const type = column.columnType;
-  const orEmpty = (text: SQL) => (copy ? text : sql`coalesce(${text}, '')`);
   // A closed set of values that are safe as they are (an enum of plain words): no guard, no quoting.
   const values = (column as { enumValues?: readonly string[] }).enumValues;
-  if (values?.length && values.every((v) => v !== '' && !DANGEROUS.test(v) && !NEEDS_QUOTES.test(v))) return orEmpty(sql`${column}`);
-  if (/^Pg(Text|Varchar|Char)$/.test(type)) {
-    // The formula guard: a text whose first byte is 'A' or above (letters, most text) cannot start with = + - @ tab CR.
-    return copy ? sql`nullif(case when ${column} collate "C" >= 'A' then ${column} when ascii(${column}) in (61, 43, 45, 64, 9, 13) then '''' || ${column} else ${column} end, '')`
-      : sql`pms_csv_text(${column})`;
-  }
-  if (type === 'PgUUID') return orEmpty(sql`${column}::text`);
-  if (/^PgTimestamp/.test(type)) return orEmpty(sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
-  if (type === 'PgBoolean') return sql`(case when ${column} then 'true' when not ${column} then 'false' else ${copy ? sql`null` : sql`''`} end)`;
-  if (/^Pg(Integer|SmallInt)$/.test(type)) return orEmpty(sql`${column}::text`);
-  // A number as JavaScript prints it: float8's shortest form is the same digits for the sizes kept here (below 1e15).
-  if (type === 'PgNumeric') return orEmpty(sql`${column}::float8::text`);
+  if (values?.length && values.every((v) => v !== '' && !DANGEROUS.test(v) && !NEEDS_QUOTES.test(v))) return 'word';
+  if (/^Pg(Text|Varchar|Char)$/.test(type)) return 'text';
+  if (type === 'PgUUID') return 'uuid';
+  if (/^PgTimestamp/.test(type)) return 'timestamp';
+  if (type === 'PgBoolean') return 'boolean';
+  if (/^Pg(Integer|SmallInt)$/.test(type)) return 'integer';
+  if (type === 'PgNumeric') return 'float';
   return undefined;
 }
 
@@ -119,20 +137,21 @@ function exported(value: unknown, alias: string, only?: SQL): SQL.Aliased {
  * id) keys, so neither the process nor the database holds the whole result; the keyset is a row-value comparison,
  * which PostgreSQL bounds by a (sort, id) index, and the sort value travels as text so no precision is lost. When every column's cell
  * can be computed in SQL, PostgreSQL formats each record (one text per row to read, nothing to format here: the
- * export of 1M leads spent most of its time parsing and formatting cells on the service's one thread), and on
- * PostgreSQL (`options.copyCsv`) its `COPY` writes the records (see `rangeChunks`).
+ * export of 1M leads spent most of its time parsing and formatting cells on the service's one thread); on
+ * PostgreSQL (`options.copyBinary`) its binary `COPY` sends the values and ./binary-csv.ts writes the records from
+ * its bytes (see `copiedRange`).
  * Chunks stay small (~50 kB): a larger string lives in V8's large-object space, freed only by a full collection, and
  * an export of 1M rows with a chunk per batch grew the process by 200 MB.
  */
 export async function* exportCsv(db: Executor, resource: Resource, columns: ExportColumn[], query: Record<string, unknown>,
-  options: ScopeOption & { copyCsv?: Database['copyCsv'] } = {}): AsyncGenerator<string | Buffer> {
+  options: ScopeOption & { copyBinary?: Database['copyBinary'] } = {}): AsyncGenerator<string | Buffer> {
   // `options.scope`: the caller's record scope, in place of the resource's own scope, as lists take it.
   const where = listPredicate(resource, query, options.scope ?? resource.scope)?.sql;
   const order = listOrder(resource, query);
   const column = sortColumn(resource, query);
   const ascending = query.order === 'asc';
   const id = resource.id;
-  const cells = columns.map((c) => sqlCell(c.value, false, c.only));
+  const cells = columns.map((c) => sqlCell(c.value, c.only));
   const inSql = cells.every((c): c is SQL => c !== undefined);
   const joins = (resource.listView ?? resource.view).joins;
   const fields: Record<string, unknown> = inSql
@@ -142,8 +161,13 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
   const select = (fieldsOf: View) => selectView(db, resource.table, fieldsOf);
   const after = (key: Key) => (ascending ? sql`(${column}, ${id}) > (${key.sort}, ${key.id})` : sql`(${column}, ${id}) < (${key.sort}, ${key.id})`);
   const upTo = (key: Key) => (ascending ? sql`(${column}, ${id}) <= (${key.sort}, ${key.id})` : sql`(${column}, ${id}) >= (${key.sort}, ${key.id})`);
+  const binary = options.copyBinary && columns.map((c) => binaryCell(c.value, c.only));
+  if (column.notNull && options.copyBinary && binary?.every((b) => b !== undefined)) {
+    yield* rangeChunks(COPY_RANGE, copiedRange(options.copyBinary, binary as NonNullable<(typeof binary)[number]>[]));
+    return;
+  }
   if (inSql && column.notNull) {
-    yield* options.copyCsv ? rangeChunks(COPY_RANGE, copiedRange(options.copyCsv)) : rangeChunks(BATCH, aggregatedRange);
+    yield* rangeChunks(BATCH, aggregatedRange);
     return;
   }
   const line = inSql ? (row: Record<string, unknown>) => `${row.__line as string}\n` : (row: Record<string, unknown>) => record(columns.map((_, i) => row[`c${i}`]));
@@ -197,20 +221,21 @@ export async function* exportCsv(db: Executor, resource: Resource, columns: Expo
   }
 
   /**
-   * A range's records written by PostgreSQL's `COPY`: it formats and quotes the cells in C (half the database's CPU
-   * of `pms_csv_text` and a join into chunks), and its output reaches the answer as the bytes that arrived. `COPY`
-   * takes no parameters, so the statement carries its values as literals, and PostgreSQL plans each range for its
-   * own keys. The range being written streams; the one after it is read ahead into a buffer of at most
-   * COPY_AHEAD_BYTES, beyond which its `COPY` waits (PostgreSQL blocks on a full socket), so memory stays bounded
-   * however wide the rows.
+   * A range's records from PostgreSQL's binary `COPY`: it sends the stored values as they are, and ./binary-csv.ts
+   * writes the records (PostgreSQL formatting timestamps, ids and quoting took it twice as long as sending the bytes,
+   * with the service's thread mostly idle). `COPY` takes no parameters, so the statement carries its values as
+   * literals, and PostgreSQL plans each range for its own keys. The range being written streams; the one after it is
+   * read ahead into a buffer of at most COPY_AHEAD_BYTES, beyond which its `COPY` waits (PostgreSQL blocks on a full
+   * socket), so memory stays bounded however wide the rows.
    */
-  function copiedRange(copyCsv: NonNullable<Database['copyCsv']>) {
-    const copied: View = { fields: Object.fromEntries(columns.map((c, i) => [`c${i}`, sql`${sqlCell(c.value, true, c.only)}`.as(`c${i}`)])), joins };
+  function copiedRange(copyBinary: NonNullable<Database['copyBinary']>, cells: { select: SQL; kind: CellKind }[]) {
+    const copied: View = { fields: Object.fromEntries(cells.map((c, i) => [`c${i}`, sql`${c.select}`.as(`c${i}`)])), joins };
+    const kinds = cells.map((c) => c.kind);
     return async (from: Key | undefined, to: Key | undefined) => {
       const ahead = new PassThrough({ highWaterMark: COPY_AHEAD_BYTES });
       const statement = select(copied).where(and(where, from && after(from), to && upTo(to))).orderBy(...order).getSQL();
       // A failure reaches the reader through `ahead`; abandoning `ahead` ends the COPY (its connection is closed).
-      pipeline(Readable.from(copyCsv(statement), { objectMode: false }), ahead).catch(() => undefined);
+      pipeline(Readable.from(csvFromBinaryCopy(kinds, copyBinary(statement)), { objectMode: false }), ahead).catch(() => undefined);
       return ahead as AsyncIterable<Buffer> & Readable;
     };
   }

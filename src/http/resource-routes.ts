@@ -189,7 +189,7 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     }, async (request, reply) => {
       const only = await readableColumns(resource, columns, scopesOf(request));
       const shown = only.size ? columns.map((column) => ({ ...column, only: only.get(column.header) })) : columns;
-      return sendCsv(reply, filename, headers, exportCsv(db, resource, shown, await listQueryOf(request), { ...await recordScope(app, request, resource), copyCsv: app.database.copyCsv }));
+      return sendCsv(reply, filename, headers, exportCsv(db, resource, shown, await listQueryOf(request), { ...await recordScope(app, request, resource), copyBinary: app.database.copyBinary }));
     });
   }
 
