@@ -40,7 +40,7 @@ function field({ kind, value }: Value): Buffer | null {
 }
 
 function binaryCopy(rows: Value[][], extension = Buffer.alloc(0)): Buffer {
-  const parts = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.from([0, 0, 0, 0]), Buffer.alloc(4), extension];
+  const parts: Buffer[] = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.from([0, 0, 0, 0]), Buffer.alloc(4), extension];
   parts[2].writeInt32BE(extension.length);
   for (const row of rows) {
     const count = Buffer.alloc(2);
@@ -65,12 +65,13 @@ function answered({ kind, value }: Value): unknown {
   return value;
 }
 
+async function* readsOf(bytes: Buffer, cut: number) {
+  for (let at = 0; at < bytes.length; at += cut) yield bytes.subarray(at, at + cut);
+}
+
 async function csvOf(kinds: CellKind[], bytes: Buffer, cut: number): Promise<string> {
-  async function* reads() {
-    for (let at = 0; at < bytes.length; at += cut) yield bytes.subarray(at, at + cut);
-  }
   const chunks: Buffer[] = [];
-  for await (const chunk of csvFromBinaryCopy(kinds, reads())) chunks.push(chunk);
+  for await (const chunk of csvFromBinaryCopy(kinds, readsOf(bytes, cut))) chunks.push(chunk);
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -121,3 +122,4 @@ describe('CSV records from binary COPY', () => {
     await expect(csvOf(['text'], whole.subarray(0, whole.length - 5), 100)).rejects.toThrow('before its end');
   });
 });
+

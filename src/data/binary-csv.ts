@@ -53,37 +53,53 @@ const widest = (kind: number, length: number) => (kind === TEXT ? 2 * length + 3
  * each column's, in the statement's order.
  */
 export async function* csvFromBinaryCopy(kinds: CellKind[], input: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  const writer = new RecordWriter(Uint8Array.from(kinds, (kind) => KINDS.indexOf(kind)));
-  let rest: Buffer | undefined;
-  let headerRead = false;
-  for await (const chunk of input) {
-    if (writer.ended) continue;
-    const data: Buffer = rest?.length ? Buffer.concat([rest, chunk]) : chunk;
+  const reader = new BinaryCopyReader(kinds);
+  for await (const chunk of input) yield* reader.read(chunk);
+  yield* reader.end();
+}
+
+/** `csvFromBinaryCopy` one read at a time: each read answers the records written so far, when they fill a chunk. */
+export class BinaryCopyReader {
+  private writer: RecordWriter;
+  private rest: Buffer | undefined;
+  private headerRead = false;
+
+  constructor(kinds: CellKind[]) {
+    this.writer = new RecordWriter(Uint8Array.from(kinds, (kind) => KINDS.indexOf(kind)));
+  }
+
+  read(chunk: Buffer): Buffer[] {
+    const writer = this.writer;
+    if (writer.ended) return [];
+    const data: Buffer = this.rest?.length ? Buffer.concat([this.rest, chunk]) : chunk;
+    const chunks: Buffer[] = [];
     let p = 0;
-    if (!headerRead) {
+    if (!this.headerRead) {
       if (data.length >= SIGNATURE.length && !data.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('COPY did not answer in its binary format');
       if (data.length < HEADER_BYTES || data.length < HEADER_BYTES + int32(data, SIGNATURE.length + 4)) {
-        rest = data;
-        continue;
+        this.rest = data;
+        return chunks;
       }
       p = HEADER_BYTES + int32(data, SIGNATURE.length + 4);
-      headerRead = true;
+      this.headerRead = true;
     }
     for (;;) {
       p = writer.rows(data, p);
+      if (p >= 0) break;
       // Out of room for the next row: what is written goes, and the row is written into a new buffer.
-      if (p < 0) {
-        p = -p - 1;
-        yield writer.take(writer.widestRow(data, p));
-        continue;
-      }
-      break;
+      p = -p - 1;
+      chunks.push(writer.take(writer.widestRow(data, p)));
     }
-    rest = p < data.length ? data.subarray(p) : undefined;
-    if (writer.written >= OUTPUT_BYTES / 2) yield writer.take(0);
+    this.rest = p < data.length ? data.subarray(p) : undefined;
+    if (writer.written >= OUTPUT_BYTES / 2) chunks.push(writer.take(0));
+    return chunks;
   }
-  if (!writer.ended) throw new Error('COPY ended before its end of data');
-  if (writer.written) yield writer.take(0);
+
+  /** The last records; an error when the output ended before its end of data. */
+  end(): Buffer[] {
+    if (!this.writer.ended) throw new Error('COPY ended before its end of data');
+    return this.writer.written ? [this.writer.take(0)] : [];
+  }
 }
 
 /** Records written into a buffer of at least 64 kB, taken out as it fills. */
@@ -91,9 +107,12 @@ class RecordWriter {
   ended = false;
   private out = Buffer.allocUnsafe(OUTPUT_BYTES);
   private o = 0;
-  private timestamps = new TimestampWriter();
+  /** One per column: each keeps its own day (a lead's creation and last change are often days apart). */
+  private timestamps: TimestampWriter[];
 
-  constructor(private codes: Uint8Array) {}
+  constructor(private codes: Uint8Array) {
+    this.timestamps = Array.from(codes, () => new TimestampWriter());
+  }
 
   get written() {
     return this.o;
@@ -197,7 +216,7 @@ class RecordWriter {
           o = hex(data, q + 10, 6, out, o);
         } else if (kind === TIMESTAMP) {
           const ms = Math.floor((int32(data, q) * 4_294_967_296 + (int32(data, q + 4) >>> 0)) / 1000) + PG_EPOCH_MS;
-          o = timestamps.write(ms, out, o);
+          o = timestamps[f].write(ms, out, o);
         } else {
           o += out.write(textOf(KINDS[kind], data, q, length), o, 'latin1');
         }
