@@ -69,10 +69,24 @@ export class BinaryCopyReader {
   }
 
   read(chunk: Buffer): Buffer[] {
-    const writer = this.writer;
-    if (writer.ended) return [];
-    const data: Buffer = this.rest?.length ? Buffer.concat([this.rest, chunk]) : chunk;
     const chunks: Buffer[] = [];
+    if (this.writer.ended) return chunks;
+    let data = chunk;
+    if (this.rest?.length && this.headerRead) {
+      // The row begun in the last read, completed with the bytes of this one it takes: copying every read behind the
+      // rest of the last one copied the whole export once more.
+      const taken = bytesCompleting(this.rest, chunk);
+      if (taken < 0) {
+        this.rest = Buffer.concat([this.rest, chunk]);
+        return chunks;
+      }
+      this.write(Buffer.concat([this.rest, chunk.subarray(0, taken)]), 0, chunks);
+      this.rest = undefined;
+      if (this.writer.ended) return chunks;
+      data = chunk.subarray(taken);
+    } else if (this.rest?.length) {
+      data = Buffer.concat([this.rest, chunk]);
+    }
     let p = 0;
     if (!this.headerRead) {
       if (data.length >= SIGNATURE.length && !data.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('COPY did not answer in its binary format');
@@ -83,16 +97,22 @@ export class BinaryCopyReader {
       p = HEADER_BYTES + int32(data, SIGNATURE.length + 4);
       this.headerRead = true;
     }
+    p = this.write(data, p, chunks);
+    this.rest = p < data.length ? data.subarray(p) : undefined;
+    if (this.writer.written >= OUTPUT_BYTES / 2) chunks.push(this.writer.take(0));
+    return chunks;
+  }
+
+  /** Writes the whole rows of `data` from `p` on (full buffers into `chunks`); answers where the rest begins. */
+  private write(data: Buffer, p: number, chunks: Buffer[]): number {
+    const writer = this.writer;
     for (;;) {
       p = writer.rows(data, p);
-      if (p >= 0) break;
+      if (p >= 0) return p;
       // Out of room for the next row: what is written goes, and the row is written into a new buffer.
       p = -p - 1;
       chunks.push(writer.take(writer.widestRow(data, p)));
     }
-    this.rest = p < data.length ? data.subarray(p) : undefined;
-    if (writer.written >= OUTPUT_BYTES / 2) chunks.push(writer.take(0));
-    return chunks;
   }
 
   /** The last records; an error when the output ended before its end of data. */
@@ -100,6 +120,30 @@ export class BinaryCopyReader {
     if (!this.writer.ended) throw new Error('COPY ended before its end of data');
     return this.writer.written ? [this.writer.take(0)] : [];
   }
+}
+
+/**
+ * How many bytes of `next` complete the row (or the end of data) that `rest` begins; -1 when `next` does not hold
+ * all of it.
+ */
+function bytesCompleting(rest: Buffer, next: Buffer): number {
+  const total = rest.length + next.length;
+  const byte = (at: number) => (at < rest.length ? rest[at] : next[at - rest.length]);
+  const signed = (at: number, bytes: number) => {
+    let n = 0;
+    for (let i = 0; i < bytes; i++) n = n * 256 + byte(at + i);
+    return n >= 2 ** (8 * bytes - 1) ? n - 2 ** (8 * bytes) : n;
+  };
+  if (total < 2) return -1;
+  const fields = signed(0, 2);
+  let at = 2;
+  for (let f = 0; f < fields; f++) {
+    if (at + 4 > total) return -1;
+    const length = signed(at, 4);
+    at += 4 + Math.max(length, 0);
+    if (at > total) return -1;
+  }
+  return at - rest.length;
 }
 
 /** Records written into a buffer of at least 64 kB, taken out as it fills. */
