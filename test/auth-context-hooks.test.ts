@@ -1,7 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { getCurrentAuthContextAsyncLocalStorage, getCurrentDBAdapterAsyncLocalStorage, getRequestStateAsyncLocalStorage } from '@better-auth/core/context';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { resetRequest } from '../src/auth/auth.js';
+import { hashing } from '../src/auth/passwords.js';
 import { activityLogs, apiTokens } from '../src/db/schema/index.js';
 import { as, createTestApp, createUser, login, none, type TestContext } from './helpers.js';
 import { outboxReader, resetTokenOf } from './mail.js';
@@ -55,5 +56,26 @@ test('a password reset among sign-ins is still audited from its own request', as
   const [log] = await ctx.database.db.select().from(activityLogs).where(and(eq(activityLogs.resource, 'api_tokens'), eq(activityLogs.action, 'delete'), eq(activityLogs.user_id, user.id)));
   expect(log).toMatchObject({ ip_address: '203.0.113.44', user_agent: 'hooks-agent' });
   expect(await ctx.database.db.select().from(apiTokens).where(eq(apiTokens.user_id, user.id))).toEqual([]);
+  expect(await anyEnabled()).toBe(false);
+});
+
+test('a sign-in checks its password once, with none of the storages enabled, before the Better Auth call', async () => {
+  const user = await createUser(ctx, { crm: 'r' }, { password: 'Waits-Pass-12345!' });
+  const verify = hashing.verify.bind(hashing);
+  const enabledWhileChecking: boolean[] = [];
+  const spy = vi.spyOn(hashing, 'verify').mockImplementation(async (password, hash) => {
+    enabledWhileChecking.push(await anyEnabled());
+    return verify(password, hash);
+  });
+  try {
+    const answer = await as(ctx, none).post('/api/auth/login', { email: user.email, password: 'Waits-Pass-12345!' });
+    expect(answer.statusCode, answer.body).toBe(200);
+    const wrong = await as(ctx, none).post('/api/auth/login', { email: user.email, password: 'Waits-Pass-12345?' });
+    expect(wrong.statusCode).toBe(401);
+    // One bcrypt check per sign-in, each while no Better Auth call (and so no storage) was running.
+    expect(enabledWhileChecking).toEqual([false, false]);
+  } finally {
+    spy.mockRestore();
+  }
   expect(await anyEnabled()).toBe(false);
 });

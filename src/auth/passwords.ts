@@ -211,7 +211,36 @@ const BCRYPT_MAX_BYTES = 72;
 const forBcrypt = (password: string) =>
   Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_BYTES ? password : `sha256:${createHash('sha256').update(password, 'utf8').digest('base64')}`;
 
+/**
+ * Verdicts on passwords checked ahead of a Better Auth call, by stored hash and password, for as long as that call runs.
+ * While any Better Auth call runs, its AsyncLocalStorage contexts tax every promise of every request (see
+ * context-hooks.ts), and a sign-in spends most of its time waiting for bcrypt: checked before the call, the password's
+ * verdict is ready when Better Auth asks for it, and the call lasts a few milliseconds instead of a hash's wait.
+ */
+const verdicts = new Map<string, { matches: boolean; holders: number }>();
+
+/**
+ * Runs `call` (a Better Auth call that will verify `password` against `stored`) with the verdict checked first, outside
+ * the call. Only that exact pair is answered from the verdict, and only while `call` runs.
+ */
+export async function withPasswordChecked<T>(stored: string | undefined, password: string, call: () => Promise<T>): Promise<T> {
+  if (stored === undefined) return call();
+  const key = `${stored}\0${password}`;
+  const matches = await hashing.verify(forBcrypt(password), stored);
+  const verdict = verdicts.get(key) ?? { matches, holders: 0 };
+  verdict.holders++;
+  verdicts.set(key, verdict);
+  try {
+    return await call();
+  } finally {
+    if (--verdict.holders === 0) verdicts.delete(key);
+  }
+}
+
 export const bcryptHasher = (cost: number) => ({
   hash: (password: string) => hashing.hash(forBcrypt(password), cost),
-  verify: ({ hash: stored, password }: { hash: string; password: string }) => hashing.verify(forBcrypt(password), stored),
+  verify: ({ hash: stored, password }: { hash: string; password: string }) => {
+    const verdict = verdicts.get(`${stored}\0${password}`);
+    return verdict ? Promise.resolve(verdict.matches) : hashing.verify(forBcrypt(password), stored);
+  },
 });

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { APIError } from 'better-auth/api';
-import { and, eq, lt, ne } from 'drizzle-orm';
+import { and, eq, isNull, lt, ne } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../types.js';
 import type { Executor } from '../db/client.js';
-import { departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
+import { accounts, departments, sessions, twoFactors, usedTotpCodes, users } from '../db/schema/index.js';
 import { audited } from '../data/mutations.js';
 import { ApiError, conflict, unauthorized, validationError } from '../errors.js';
 import { actorOf } from '../http/actor.js';
@@ -14,7 +14,7 @@ import { Email, ErrorBody, GenericError, Message, Nullable, Strict, Timestamp, U
 import { authHeaders, resetRequest } from './auth.js';
 import { authCall } from './context-hooks.js';
 import { currentPrincipal, requireSession } from './guard.js';
-import { hashing, passwordProblem } from './passwords.js';
+import { hashing, passwordProblem, withPasswordChecked } from './passwords.js';
 import { requiresSso, resetTokenHolder, userRequiresSso } from './sso.js';
 
 const SessionAnswer = named('SignedIn', Strict({
@@ -61,6 +61,13 @@ async function claimTotpCode(db: Executor, userId: string, code: string): Promis
   return claimed.length > 0;
 }
 
+/** The stored password hash of the account signing in with `email` (as Better Auth finds it), if it has one. */
+async function storedPasswordOf(db: Executor, email: string): Promise<string | undefined> {
+  const [row] = await db.select({ password: accounts.password }).from(accounts).innerJoin(users, eq(users.id, accounts.userId))
+    .where(and(eq(users.email, email.toLowerCase()), isNull(users.deletedAt), eq(accounts.providerId, 'credential'))).limit(1);
+  return row?.password ?? undefined;
+}
+
 /** CONTRACT §4: thin adapters over Better Auth's server API; no other Better Auth endpoint is reachable. */
 export default async function authRoutes(app: App) {
   const { auth, database } = app;
@@ -86,11 +93,11 @@ export default async function authRoutes(app: App) {
   }, async (request, reply) => {
     const { email, password } = request.body;
     try {
-      const { headers, response } = await hashing.admit(() => auth.api.signInEmail({
+      const { headers, response } = await hashing.admit(async () => withPasswordChecked(await storedPasswordOf(database.db, email), password, () => auth.api.signInEmail({
         body: { email: email.toLowerCase(), password },
         headers: headersWithout(request, /^$/),
         returnHeaders: true,
-      }));
+      })));
       // The right password of an account that must use single sign-on: refused, with no session or challenge kept.
       if (await requiresSso(database, email)) {
         const made = (response as { token?: string }).token;
