@@ -35,7 +35,8 @@ const lookup = (codes: number[]) => {
 const NEEDS_QUOTES = lookup([QUOTE, COMMA, 13, LINE_FEED]);
 /** `=`, `+`, `-`, `@`, tab, CR first: the text is written after an apostrophe (a spreadsheet would run it). */
 const DANGEROUS_FIRST = lookup([61, 43, 45, 64, 9, 13]);
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
+/** The two lower-case hexadecimal digits of each byte. */
+const HEX_PAIRS = Buffer.from(Array.from({ length: 256 }, (_, n) => n.toString(16).padStart(2, '0')).join(''), 'latin1');
 /** Two ASCII digits of each number 0–99. */
 const DIGITS = Buffer.from(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join(''), 'latin1');
 
@@ -249,15 +250,13 @@ class RecordWriter {
           for (let i = q; i < stop; i++) out[o++] = data[i];
         } else if (kind === UUID) {
           // 8-4-4-4-12 hexadecimal digits
-          o = hex(data, q, 4, out, o);
-          out[o++] = 45;
-          o = hex(data, q + 4, 2, out, o);
-          out[o++] = 45;
-          o = hex(data, q + 6, 2, out, o);
-          out[o++] = 45;
-          o = hex(data, q + 8, 2, out, o);
-          out[o++] = 45;
-          o = hex(data, q + 10, 6, out, o);
+          for (let i = 0; i < 16; i++) {
+            if (i === 4 || i === 6 || i === 8 || i === 10) out[o++] = 45;
+            const at = data[q + i] << 1;
+            out[o] = HEX_PAIRS[at];
+            out[o + 1] = HEX_PAIRS[at + 1];
+            o += 2;
+          }
         } else if (kind === TIMESTAMP) {
           const ms = Math.floor((int32(data, q) * 4_294_967_296 + (int32(data, q + 4) >>> 0)) / 1000) + PG_EPOCH_MS;
           o = timestamps[f].write(ms, out, o);
@@ -296,15 +295,17 @@ function textOf(kind: CellKind, data: Buffer, p: number, length: number): string
 
 /**
  * Writes a timestamp as `Date.prototype.toISOString` does (what the API answers), `YYYY-MM-DDTHH:MM:SS.mmmZ`: the
- * date from the day number (Howard Hinnant's civil calendar), kept while the day is the same (an export runs in
- * date order), for the years 1–9999 the service reads all day; other years through `Date`. The service keeps
+ * date and the time to the minute from the minute's number (the date by Howard Hinnant's civil calendar), kept while
+ * the minute is the same (an export runs in date order, and rows written close together share their minute), then
+ * seconds and milliseconds in small-integer arithmetic; for the years 1–9999 the service reads all day, other years
+ * through `Date`. The service keeps
  * milliseconds; finer digits are dropped, as reading them into a `Date` does. An infinite timestamp, which the API
  * answers as null, is an empty cell.
  */
 class TimestampWriter {
-  private day = Number.NaN;
-  /** `YYYY-MM-DDT` of `day` */
-  private date = Buffer.alloc(11);
+  private minute = Number.NaN;
+  /** `YYYY-MM-DDTHH:MM:` of `minute` */
+  private prefix = Buffer.alloc(17);
 
   write(ms: number, out: Buffer, o: number): number {
     // -62135596800000: 0001-01-01; 253402300800000: 10000-01-01.
@@ -312,32 +313,30 @@ class TimestampWriter {
       const date = new Date(ms);
       return Number.isNaN(date.getTime()) ? o : o + out.write(date.toISOString(), o, 'latin1');
     }
-    const day = Math.floor(ms / 86_400_000);
-    if (day !== this.day) this.setDay(day);
-    const date = this.date;
-    for (let i = 0; i < 11; i++) out[o + i] = date[i];
-    o += 11;
-    let rest = ms - day * 86_400_000;
-    const hours = Math.floor(rest / 3_600_000);
-    rest -= hours * 3_600_000;
-    const minutes = Math.floor(rest / 60_000);
-    rest -= minutes * 60_000;
-    const seconds = Math.floor(rest / 1000);
+    const minute = Math.floor(ms / 60_000);
+    if (minute !== this.minute) this.setMinute(minute);
+    const prefix = this.prefix;
+    for (let i = 0; i < 17; i++) out[o + i] = prefix[i];
+    o += 17;
+    // Within the minute: an integer of at most 59,999 (small-integer arithmetic from here on).
+    const rest = (ms - minute * 60_000) | 0;
+    const seconds = (rest / 1000) | 0;
     const millis = rest - seconds * 1000;
-    o = two(out, o, hours);
-    out[o++] = 58;
-    o = two(out, o, minutes);
-    out[o++] = 58;
-    o = two(out, o, seconds);
-    out[o++] = 46;
-    const hundreds = Math.floor(millis / 100);
-    out[o++] = 48 + hundreds;
-    o = two(out, o, millis - hundreds * 100);
-    out[o++] = 90; // Z
-    return o;
+    const hundreds = (millis / 100) | 0;
+    const belowHundred = millis - hundreds * 100;
+    out[o] = DIGITS[2 * seconds];
+    out[o + 1] = DIGITS[2 * seconds + 1];
+    out[o + 2] = 46; // .
+    out[o + 3] = 48 + hundreds;
+    out[o + 4] = DIGITS[2 * belowHundred];
+    out[o + 5] = DIGITS[2 * belowHundred + 1];
+    out[o + 6] = 90; // Z
+    return o + 7;
   }
 
-  private setDay(day: number) {
+  private setMinute(minute: number) {
+    const day = Math.floor(minute / 1440);
+    const ofDay = minute - day * 1440;
     const shifted = day + 719_468;
     const era = Math.floor(shifted / 146_097);
     const dayOfEra = shifted - era * 146_097;
@@ -346,25 +345,20 @@ class TimestampWriter {
     const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
     const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
     const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-    const date = this.date;
-    two(date, 0, Math.floor(year / 100));
-    two(date, 2, year % 100);
-    date[4] = 45;
-    two(date, 5, month);
-    date[7] = 45;
-    two(date, 8, dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1);
-    date[10] = 84; // T
-    this.day = day;
+    const prefix = this.prefix;
+    two(prefix, 0, Math.floor(year / 100));
+    two(prefix, 2, year % 100);
+    prefix[4] = 45;
+    two(prefix, 5, month);
+    prefix[7] = 45;
+    two(prefix, 8, dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1);
+    prefix[10] = 84; // T
+    two(prefix, 11, Math.floor(ofDay / 60));
+    prefix[13] = 58;
+    two(prefix, 14, ofDay % 60);
+    prefix[16] = 58;
+    this.minute = minute;
   }
-}
-
-function hex(data: Buffer, p: number, bytes: number, out: Buffer, o: number) {
-  for (let i = p; i < p + bytes; i++) {
-    const byte = data[i];
-    out[o++] = HEX[byte >> 4];
-    out[o++] = HEX[byte & 15];
-  }
-  return o;
 }
 
 function two(out: Buffer, o: number, n: number) {

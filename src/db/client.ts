@@ -10,7 +10,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import { CopyOut } from './copy-out.js';
 import * as schema from './schema/index.js';
 import { withLiterals } from './prepared.js';
 import { parseTimestamp } from './timestamps.js';
@@ -155,7 +155,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           // index: estimated low, a range was read by bitmap and then sorted, spilling to disk (EXPLAIN ANALYZE: 280 ms
           // for 50,000 leads, against 170 walking the index in order).
           await client.query('set max_parallel_workers_per_gather = 0; set jit = off; set enable_sort = off');
-          for await (const chunk of client.query(copyTo(`copy (${withLiterals(select)}) to stdout (format binary)`))) yield chunk as Buffer;
+          for await (const chunk of client.query(new CopyOut(`copy (${withLiterals(select)}) to stdout (format binary)`) as unknown as pg.Submittable) as unknown as AsyncIterable<Buffer>) yield chunk;
           await client.query('reset max_parallel_workers_per_gather; reset jit; reset enable_sort');
           finished = true;
         } finally {
