@@ -23,6 +23,7 @@ import { Metrics, registerMetrics } from './http/metrics.js';
 import { JOBS } from './jobs/index.js';
 import { Jobs } from './jobs/registry.js';
 import { ListRunner } from './data/list.js';
+import { primeRecordWriter } from './data/binary-csv.js';
 import { countingMailer, createMailer, type Mailer } from './mail/mailer.js';
 import { stopMarkdownWorker } from './mail/markdown.js';
 import cmsModule from './modules/cms/index.js';
@@ -174,6 +175,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     app.addHook('onReady', async () => app.jobs.start({ config, database, mailer, log: app.log }));
     app.addHook('preClose', async () => app.jobs.stop());
   }
+
+  // Exports on PostgreSQL write their records from binary COPY: the writer sees a sample of every path first.
+  if (database.copyBinary) app.addHook('onReady', async () => primeRecordWriter());
 
   await app.register(healthRoutes);
   await app.register(cronRoutes);

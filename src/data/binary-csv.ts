@@ -196,20 +196,24 @@ class RecordWriter {
     const fields = codes.length;
     const end = data.length;
     const timestamps = this.timestamps;
-    let out = this.out;
+    const out = this.out;
     let o = this.o;
+    let ended = false;
+    let full = false;
+    // Every way out goes through the stores after the loop: V8 compiles this method while the first export runs, and a
+    // store it has not yet seen made it throw the compiled code away when first reached (the end, a full buffer).
     rows: for (;;) {
       if (p + 2 > end) break;
       const count = ((data[p] << 24) | (data[p + 1] << 16)) >> 16;
       if (count === -1) {
-        this.ended = true;
+        ended = true;
         p += 2;
         break;
       }
       if (count !== fields) throw new Error(`COPY sent ${count} fields, ${fields} were asked for`);
       if (o + fields + 1 > out.length) {
-        this.o = o;
-        return -1 - p;
+        full = true;
+        break;
       }
       const start = o;
       let q = p + 2;
@@ -230,8 +234,9 @@ class RecordWriter {
         const kind = codes[f];
         // The commas of the cells after it and the line feed are counted in.
         if (o + widest(kind, length) + fields + 1 > out.length) {
-          this.o = start;
-          return -1 - p;
+          o = start;
+          full = true;
+          break rows;
         }
         if (kind === TEXT) {
           if (length === 0) continue;
@@ -269,7 +274,8 @@ class RecordWriter {
       p = q;
     }
     this.o = o;
-    return p;
+    this.ended ||= ended;
+    return full ? -1 - p : p;
   }
 }
 
@@ -365,4 +371,46 @@ function two(out: Buffer, o: number, n: number) {
   out[o] = DIGITS[2 * n];
   out[o + 1] = DIGITS[2 * n + 1];
   return o + 2;
+}
+
+/**
+ * Binary `COPY` output of `rows` rows through every path of the record writer: every column kind, NULLs, empty text,
+ * text to guard and to quote, timestamps within and outside the years written by hand, infinity, and last a value
+ * wider than the output buffer.
+ */
+function sampleCopy(rows: number): Buffer {
+  const parts: Buffer[] = [SIGNATURE, Buffer.alloc(8)];
+  const int32Of = (n: number) => {
+    const bytes = Buffer.alloc(4);
+    bytes.writeInt32BE(n);
+    return bytes;
+  };
+  const texts = ['Ana', '', '=1+2', 'comma, "quoted"', 'line\nbreak', 'ünïcödé', 'x'.repeat(OUTPUT_BYTES)];
+  for (let r = 0; r < rows; r++) {
+    const stamp = Buffer.alloc(8);
+    stamp.writeBigInt64BE(r % 3 === 0 ? 0x7fffffffffffffffn : r % 5 === 0 ? -63_000_000_000_000_000n : BigInt(r) * 86_400_000_417n);
+    const values: (Buffer | null)[] = [
+      Buffer.from('0123456789abcdef0123456789abcdef', 'hex'), Buffer.from(texts[r === rows - 1 ? 6 : r % 6], 'utf8'), r % 4 ? Buffer.from('new') : null,
+      stamp, Buffer.from([r & 1]), r % 2 ? Buffer.from([0, 7]) : int32Of(-r), Buffer.from(Float64Array.of(r / 3).buffer).reverse(),
+    ];
+    parts.push(Buffer.from([0, values.length]));
+    for (const value of values) parts.push(int32Of(value ? value.length : -1), ...(value ? [value] : []));
+  }
+  parts.push(Buffer.from([0xff, 0xff]));
+  return Buffer.concat(parts);
+}
+
+/**
+ * Runs the record writer over a sample of every path, in reads of several sizes, so that V8 has seen every branch
+ * before the first export: compiled while an export ran, the writer was thrown back to the interpreter and compiled
+ * again each time the export first reached a branch (an operation) it had not seen, a few times per start.
+ */
+export function primeRecordWriter() {
+  const sample = sampleCopy(60);
+  const kinds: CellKind[] = ['uuid', 'text', 'word', 'timestamp', 'boolean', 'integer', 'float'];
+  for (const cut of [301, 4096, sample.length]) {
+    const reader = new BinaryCopyReader(kinds);
+    for (let at = 0; at < sample.length; at += cut) reader.read(sample.subarray(at, at + cut));
+    reader.end();
+  }
 }
