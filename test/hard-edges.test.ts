@@ -103,6 +103,23 @@ describe('text PostgreSQL cannot store', () => {
       expect(res.headers['content-type']).toMatch(/^application\/json/);
     }
   });
+
+  test('an unpaired surrogate (JSON "\\ud800" alone) in a body field is 400 naming the field; a pair (an emoji) is stored as sent', async () => {
+    const who = as(ctx, staff);
+    const raw = (payload: string) => ctx.app.inject({ method: 'POST', url: '/api/crm/leads', headers: { ...staff.headers, 'content-type': 'application/json' }, payload });
+    const cases: [Awaited<ReturnType<typeof raw>>, string][] = [
+      [await raw('{"first_name":"Lone\\ud800","last_name":"High","phone":"1"}'), 'first_name'],
+      [await raw('{"first_name":"Lone","last_name":"\\udc00Low","phone":"1"}'), 'last_name'],
+      [await who.post('/api/cms/projects', { name: 'P', status: 'upcoming', type: 'house_and_lot', nearby_landmarks: [{ name: 'a\ud83d', distance: '1 km' }] }), 'nearby_landmarks.0.name'],
+    ];
+    for (const [res, field] of cases) {
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toEqual({ error: 'Validation error', details: { [field]: 'must be valid Unicode text: it holds an unpaired surrogate (\\uD800-\\uDFFF)' } });
+    }
+    const paired = await raw('{"first_name":"Pair \\ud83d\\ude00","last_name":"Emoji","phone":"1"}');
+    expect(paired.statusCode, paired.body).toBe(201);
+    expect((await who.get(`/api/crm/leads/${paired.json().id}`)).json().first_name).toBe('Pair \u{1F600}');
+  });
 });
 
 describe('nesting', () => {

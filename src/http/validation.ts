@@ -130,14 +130,17 @@ export function registerValidation(app: FastifyInstance) {
     if (route.schema?.querystring || /^\/(api\/docs|api\/openapi\.json|uploads\/|assets\/|\*?$)/.test(route.url)) return;
     route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
   });
-  // Before any schema sees them: bodies no deeper than 32 levels, no NUL anywhere (PostgreSQL cannot store it), strings
-  // trimmed (passwords excepted). One place for every route (CONTRACT §13).
+  // Before any schema sees them: bodies no deeper than 32 levels, no NUL or lone surrogate anywhere (PostgreSQL cannot
+  // store them), strings trimmed (passwords excepted). One place for every route (CONTRACT §13).
   app.addHook('preValidation', async (request) => {
     splitListValues(request);
     for (const values of [request.query, request.params]) {
       for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
         const texts = Array.isArray(value) ? value : [value];
-        if (texts.some((text) => typeof text === 'string' && text.includes('\u0000'))) throw validationError({ [name]: NUL_MESSAGE });
+        for (const text of texts) {
+          const problem = typeof text === 'string' ? unstorable(text) : undefined;
+          if (problem) throw validationError({ [name]: problem });
+        }
       }
     }
     if (request.body && typeof request.body === 'object') request.body = cleanBody(request.body);
@@ -158,6 +161,16 @@ function splitListValues(request: FastifyRequest) {
 }
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+const SURROGATE_MESSAGE = 'must be valid Unicode text: it holds an unpaired surrogate (\\uD800-\\uDFFF)';
+/** A lone UTF-16 surrogate, which no UTF-8 text can hold (PostgreSQL's JSON refuses it; its text would get U+FFFD). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why PostgreSQL cannot store `text` as sent, if it cannot. */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\u0000')) return NUL_MESSAGE;
+  if (LONE_SURROGATE.test(text)) return SURROGATE_MESSAGE;
+  return undefined;
+}
 /** Deeper than this, a JSON body is refused before anything walks it. */
 export const MAX_DEPTH = 32;
 /**
@@ -170,7 +183,7 @@ const UNTRIMMED = new Set(['password', 'currentPassword', 'newPassword']);
 
 /**
  * A request body, checked and trimmed: 400 when it nests deeper than MAX_DEPTH (measured without recursion, so a
- * body 100,000 levels deep costs no stack), has a list longer than MAX_ITEMS or holds a NUL in any string; strings
+ * body 100,000 levels deep costs no stack), has a list longer than MAX_ITEMS or holds a NUL or a lone surrogate in any string; strings
  * trimmed, passwords excepted.
  */
 export function cleanBody(body: unknown): unknown {
@@ -187,7 +200,8 @@ export function cleanBody(body: unknown): unknown {
 
 function trimStrings(value: unknown, path: string, key?: string): unknown {
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw validationError({ [path || 'body']: NUL_MESSAGE });
+    const problem = unstorable(value);
+    if (problem) throw validationError({ [path || 'body']: problem });
     return key && UNTRIMMED.has(key) ? value : value.trim();
   }
   if (Array.isArray(value)) return value.map((item, i) => trimStrings(item, path ? `${path}.${i}` : String(i)));
