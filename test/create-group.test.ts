@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { groupCounts, holdCreates, queuedCreates } from '../src/data/create-group.js';
-import { activityLogs, leads, webhookDeliveries, webhookEndpoints } from '../src/db/schema/index.js';
+import { activityLogs, leadFlowRules, leadRouting, leads, webhookDeliveries, webhookEndpoints } from '../src/db/schema/index.js';
 import { as, createTestApp, createUser, PATIENCE_MS, type TestContext, waitFor } from './helpers.js';
 
 // Creates arriving together share one statement and one commit (src/data/create-group.ts). What a caller sees must be
@@ -102,5 +102,45 @@ test('a group PostgreSQL refuses is written one by one: the create that takes a 
     expect(groupCounts(ctx.database.db).retried - before.retried).toBe(24);
   } finally {
     await ctx.database.db.execute(sql`drop index test_group_solo`);
+  }
+});
+
+test('a lead-flow rule made while creates wait (by plain SQL, as another instance would): none is written plain, every one is routed by it', async () => {
+  const db = ctx.database.db;
+  const release = holdCreates(db);
+  let ruleId: string | undefined;
+  try {
+    const before = { ...groupCounts(db) };
+    const replies = Array.from({ length: 12 }, (_, n) => as(ctx, agent).post('/api/crm/leads', body(300 + n, `Ruled-${n}`)));
+    await waitFor(() => queuedCreates(db) === 12, PATIENCE_MS, '12 creates to wait');
+    // The plain creates checked for rules before they waited (none then); the rule comes now, before their statement.
+    [{ id: ruleId }] = await db.insert(leadFlowRules).values({ name: 'Made while creates wait', position: 950, assign_user_id: agent.id }).returning();
+    release();
+    const answers = await Promise.all(replies);
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(12).fill(201));
+    const ids = answers.map((r) => r.json().id as string);
+    const rows = await db.select().from(leads).where(inArray(leads.id, ids));
+    expect(rows.map((row) => row.assigned_to)).toEqual(Array(12).fill(agent.id));
+    const routed = await db.select().from(leadRouting).where(inArray(leadRouting.lead_id, ids));
+    expect(routed.map((r) => r.rule_id)).toEqual(Array(12).fill(ruleId));
+    // Each audited once (its create), none by the group's statement, which wrote nothing.
+    const created = await db.select().from(activityLogs).where(and(eq(activityLogs.action, 'create'), inArray(activityLogs.resource_id, ids)));
+    expect(created).toHaveLength(12);
+    expect(groupCounts(db).rows - before.rows).toBe(0);
+
+    // The rule gone, the next create is the plain one-statement create again, unassigned.
+    await db.delete(leadRouting).where(inArray(leadRouting.lead_id, ids));
+    await db.delete(leadFlowRules).where(eq(leadFlowRules.id, ruleId!));
+    ruleId = undefined;
+    const plain = await as(ctx, agent).post('/api/crm/leads', body(399, 'Plain-again'));
+    expect(plain.statusCode).toBe(201);
+    expect((await db.select().from(leads).where(eq(leads.id, plain.json().id)))[0].assigned_to).toBeNull();
+    expect(groupCounts(db).rows - before.rows).toBe(1);
+  } finally {
+    release();
+    if (ruleId) {
+      await db.delete(leadRouting).where(eq(leadRouting.rule_id, ruleId));
+      await db.delete(leadFlowRules).where(eq(leadFlowRules.id, ruleId));
+    }
   }
 });

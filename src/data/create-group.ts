@@ -18,10 +18,10 @@ import { batchEvents, deliveriesCommitted, deliveriesInsert, rowsOf } from '../w
 
 type Row = Record<string, unknown>;
 
-/** One create, known whole beforehand: its row, its activity log, and how to write it on its own (its usual statement). */
-export type GroupedCreate = { row: Row; log: ActivityLog; alone: () => Promise<void> };
+/** One create, known whole beforehand: its row and its activity log. */
+export type GroupedCreate = { row: Row; log: ActivityLog };
 
-type Waiting = GroupedCreate & { resolve: () => void; reject: (error: unknown) => void };
+type Waiting = GroupedCreate & { resolve: (written: boolean) => void; reject: (error: unknown) => void };
 
 /** Statements writing at once per table: enough to keep the disk busy, few enough to leave connections for reads. */
 const WRITERS = 4;
@@ -49,25 +49,33 @@ export function logsInsert(logs: ActivityLog[]): SQL {
       resource_id uuid, changes jsonb, ip_address text, user_agent text, created_at timestamptz, restored_from uuid)`;
 }
 
-/** One statement for a group: the rows, their activity logs and their webhook deliveries. */
-async function writeMany(db: Db, table: PgTable, rows: Row[], logs: ActivityLog[]) {
-  const head = sql`with created as (${rowsInsert(table, rows)}), log as (${logsInsert(logs)})`;
-  const events = batchEvents(logs);
-  if (!events) {
-    await executePrepared(db, sql`${head} select 1`);
-    return;
-  }
-  const result = await executePrepared(db, sql`${head}, hooks as (${deliveriesInsert(events)}) select count(*)::int as n from hooks`);
-  if (Number(rowsOf<{ n: number }>(result)[0]?.n ?? 0)) deliveriesCommitted(db);
+/** How creates are written: `unless`, a condition under which none is (see `writeCreates`); `also`, further event types of each. */
+export type CreateOptions = { unless?: SQL; also?: string[] };
+
+/**
+ * One statement for creates known beforehand: the rows, their activity logs and their webhook deliveries (`also`:
+ * further event types carrying each create's data). With `unless`, each part is written only where that condition
+ * does not hold; one statement reads one snapshot, so it is all of them or none. Answers whether they were written.
+ */
+export async function writeCreates(db: Db, table: PgTable, rows: Row[], logs: ActivityLog[], options: CreateOptions = {}): Promise<boolean> {
+  const gate = options.unless ? sql` where not (${options.unless})` : sql``;
+  const head = sql`with created as (${rowsInsert(table, rows)}${gate}), log as (${logsInsert(logs)}${gate})`;
+  const written = options.unless ? sql`not (${options.unless})` : sql`true`;
+  const events = batchEvents(logs, options.also);
+  if (!events) return Boolean(rowsOf<{ written: boolean }>(await executePrepared(db, sql`${head} select ${written} as written`))[0]?.written);
+  const [answer] = rowsOf<{ written: boolean; n: number }>(await executePrepared(db,
+    sql`${head}, hooks as (${deliveriesInsert(sql`${events}${gate}`)}) select ${written} as written, (select count(*)::int from hooks) as n`));
+  if (Number(answer?.n ?? 0)) deliveriesCommitted(db);
+  return Boolean(answer?.written);
 }
 
 class CreateGroup {
   private waiting: Waiting[] = [];
   private writing = 0;
 
-  constructor(private readonly db: Db, private readonly table: PgTable) {}
+  constructor(private readonly db: Db, private readonly table: PgTable, private readonly unless: SQL | undefined) {}
 
-  add(create: GroupedCreate): Promise<void> {
+  add(create: GroupedCreate): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ ...create, resolve, reject });
       this.pump();
@@ -92,29 +100,33 @@ class CreateGroup {
   private async write(group: Waiting[]) {
     const count = counts.get(this.db) ?? { statements: 0, rows: 0, retried: 0 };
     counts.set(this.db, count);
-    if (group.length > 1) {
-      try {
-        await writeMany(this.db, this.table, group.map((c) => c.row), group.map((c) => c.log));
-        count.statements++;
-        count.rows += group.length;
-        for (const create of group) create.resolve();
-        return;
-      } catch {
-        // Refused as a whole: each alone below, answering its own error (the group's statement changed nothing).
-        count.retried += group.length;
-      }
-    }
-    await Promise.all(group.map((create) => create.alone().then(() => {
+    const options = { unless: this.unless };
+    try {
+      const written = await writeCreates(this.db, this.table, group.map((c) => c.row), group.map((c) => c.log), options);
       count.statements++;
-      count.rows++;
-      create.resolve();
+      if (written) count.rows += group.length;
+      for (const create of group) create.resolve(written);
+      return;
+    } catch (error) {
+      // A create alone: the error is its own.
+      if (group.length === 1) return group[0].reject(error);
+      // Refused as a whole: each alone below, answering its own error (the group's statement changed nothing).
+      count.retried += group.length;
+    }
+    await Promise.all(group.map((create) => writeCreates(this.db, this.table, [create.row], [create.log], options).then((written) => {
+      count.statements++;
+      if (written) count.rows++;
+      create.resolve(written);
     }, create.reject)));
   }
 }
 
-const groups = new WeakMap<Db, Map<PgTable, CreateGroup>>();
+/** Per database, per table, per condition (`unless`, by identity: a caller passes one constant): the groups. */
+const groups = new WeakMap<Db, Map<PgTable, Map<SQL | undefined, CreateGroup>>>();
 /** Databases whose creates wait until released (`holdCreates`). */
 const held = new WeakSet<Db>();
+
+const groupsOf = (db: Db) => [...(groups.get(db)?.values() ?? [])].flatMap((byCondition) => [...byCondition.values()]);
 
 /**
  * Lets creates of `db` queue without writing until the returned function is called (tests: a group forms whatever
@@ -124,17 +136,22 @@ export function holdCreates(db: Db): () => void {
   held.add(db);
   return () => {
     held.delete(db);
-    for (const group of groups.get(db)?.values() ?? []) group.pump();
+    for (const group of groupsOf(db)) group.pump();
   };
 }
 
-export const queuedCreates = (db: Db) => [...(groups.get(db)?.values() ?? [])].reduce((sum, group) => sum + group.queued, 0);
+export const queuedCreates = (db: Db) => groupsOf(db).reduce((sum, group) => sum + group.queued, 0);
 
-/** Writes `create` with the other creates of its table waiting at the same time (see above). */
-export function createInGroup(db: Db, table: PgTable, create: GroupedCreate): Promise<void> {
+/**
+ * Writes `create` with the other creates of its table (and condition) waiting at the same time (see above); with
+ * `unless`, not when that condition holds as the statement runs. Answers whether it was written.
+ */
+export function createInGroup(db: Db, table: PgTable, create: GroupedCreate, unless?: SQL): Promise<boolean> {
   let tables = groups.get(db);
   if (!tables) groups.set(db, (tables = new Map()));
-  let group = tables.get(table);
-  if (!group) tables.set(table, (group = new CreateGroup(db, table)));
+  let byCondition = tables.get(table);
+  if (!byCondition) tables.set(table, (byCondition = new Map()));
+  let group = byCondition.get(unless);
+  if (!group) byCondition.set(unless, (group = new CreateGroup(db, table, unless)));
   return group.add(create);
 }

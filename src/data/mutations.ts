@@ -3,7 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { type ActivityLog, activityLogOf } from '../audit/record.js';
 import type { Db, Tx } from '../db/client.js';
 import { executePrepared } from '../db/prepared.js';
-import { createInGroup, logsInsert, rowsInsert } from './create-group.js';
+import { createInGroup, logsInsert, rowsInsert, writeCreates } from './create-group.js';
 import { activityLogs, inventoryUnits, leads } from '../db/schema/index.js';
 import { clock } from '../clock.js';
 import { notFound } from '../errors.js';
@@ -80,26 +80,25 @@ function rowOf(table: PgTable, values: Record<string, unknown>): Row | undefined
  * carrying the created event's data (`inquiry.received`).
  */
 export async function createAudited<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>, also?: NamedEvent[]): Promise<RowOf<T>> {
-  const row = rowOf(resource.table, values as Row);
-  const log = row && activityLogOf(actor, { action: 'create', module: resource.module, resource: resource.name, resourceId: String(row.id), after: row });
-  if (!row || !log) return audited(db, actor, (work) => work.create(resource, values, also));
-  const alone = () => createAlone(db, resource.table as PgTable, row, log, also);
-  // Extra event types travel only in the statement of one create; every other create may share a group's commit.
-  await (also?.length ? alone() : createInGroup(db, resource.table as PgTable, { row, log, alone }));
-  return row as RowOf<T>;
+  return (await createAuditedUnless(db, actor, resource, values, { also }))!;
 }
 
-/** A create known whole beforehand as one statement of its own: the row, its activity log, its webhook deliveries. */
-async function createAlone(db: Db, table: PgTable, row: Row, log: ActivityLog, also?: NamedEvent[]) {
-  const hooks = withDeliveries(changeEvents(log, also));
-  const created = sql`with created as (${db.insert(table).values(row as never).getSQL()})`;
-  if (!hooks) {
-    await executePrepared(db, sql`${created} ${db.insert(activityLogs).values(log).getSQL()}`);
-    return;
+/**
+ * `createAudited`, but nothing is written while `unless` holds (a condition on other tables, checked by the create's
+ * own statement, so in the same snapshot as its write): then the answer is undefined.
+ */
+export async function createAuditedUnless<T extends PgTable>(db: Db, actor: Actor, resource: Resource<T>, values: Patch<T>,
+  { also, unless }: { also?: NamedEvent[]; unless?: SQL }): Promise<RowOf<T> | undefined> {
+  const table = resource.table as PgTable;
+  const row = rowOf(table, values as Row);
+  const log = row && activityLogOf(actor, { action: 'create', module: resource.module, resource: resource.name, resourceId: String(row.id), after: row });
+  if (!row || !log) {
+    if (unless && rowsOf<{ holds: boolean }>(await db.execute(sql`select ${unless} as holds`))[0]?.holds) return undefined;
+    return audited(db, actor, (work) => work.create(resource, values, also));
   }
-  const logged = db.insert(activityLogs).values(log).returning({ changes: activityLogs.changes }).getSQL();
-  const result = await executePrepared(db, sql`${created}, log as (${logged})${hooks.cte} ${hooks.tail}`);
-  if (countOf(result)) deliveriesCommitted(db);
+  // Extra event types travel only in the statement of one create; every other create may share a group's commit.
+  const written = also?.length ? await writeCreates(db, table, [row], [log], { also, unless }) : await createInGroup(db, table, { row, log }, unless);
+  return written ? (row as RowOf<T>) : undefined;
 }
 
 /** Tables whose status changes a database trigger records with the user who made them (migration 0021). */

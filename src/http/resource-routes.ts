@@ -1,4 +1,5 @@
 import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
+import type { SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../types.js';
@@ -6,7 +7,7 @@ import { recordScope } from '../auth/guard.js';
 import type { Actor } from '../data/actor.js';
 import { exportColumns, exportCsv } from '../data/export.js';
 import { findOne, type ListQuery, type Page } from '../data/list.js';
-import { audited, createAudited, type Patch, type Work } from '../data/mutations.js';
+import { audited, createAuditedUnless, type Patch, type Work } from '../data/mutations.js';
 import type { Resource, RowOf } from '../data/resource.js';
 import { ActivityLog, activityLogResource } from '../audit/activity-log.js';
 import { withResourceImages } from '../media/library.js';
@@ -40,6 +41,11 @@ export type CreateRoute<T extends PgTable, C extends TObject> = {
   insert?: (work: Work, values: Patch<T>, body: Static<C>) => Promise<Row<T>>;
   /** Whether this create needs `insert` (default: always); when not, the plain audited insert does (one statement). */
   needsInsert?: (values: Patch<T>, body: Static<C>) => Promise<boolean> | boolean;
+  /**
+   * When `needsInsert` said no: a condition under which `insert` is needed after all, checked by the plain insert's own
+   * statement (nothing is written then, and `insert` runs): no round trip of its own, and no moment between the check and the write.
+   */
+  insertWhen?: SQL;
   /** After the commit: side effects that must not undo the change (mail). */
   committed?: (row: Row<T>, body: Static<C>, ctx: Context) => void;
   /** The answer; default 201 `{id, message: "<Label> created"}`. */
@@ -232,8 +238,9 @@ export function resourceRoutes<T extends PgTable, C extends TObject = TObject, U
     const insert = async (body: Static<C>, ctx: Context) => {
       await requireReferences(db, resource, body as Record<string, unknown>, ctx.scopeOf);
       const values = create.values ? await create.values(body, ctx) : (body as Patch<T>);
-      const inserted = create.insert && (create.needsInsert ? await create.needsInsert(values, body) : true);
-      const row = inserted ? await audited(db, ctx.actor, (work) => create.insert!(work, values, body)) : await createAudited(db, ctx.actor, resource, values);
+      const plain = !create.insert || (create.needsInsert ? !(await create.needsInsert(values, body)) : false);
+      const row = (plain ? await createAuditedUnless(db, ctx.actor, resource, values, { unless: create.insert && create.insertWhen }) : undefined)
+        ?? await audited(db, ctx.actor, (work) => create.insert!(work, values, body));
       create.committed?.(row, body, ctx);
       return row;
     };

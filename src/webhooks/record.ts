@@ -52,15 +52,18 @@ export function changeEvents(log: ActivityLog, also: string[] = []): SQL | undef
   return sql.join(parts, sql` union all `);
 }
 
-/** The change events of many activity logs at once (a batch of an import), as `changeEvents` gives them one by one. */
-export function batchEvents(logs: ActivityLog[]): SQL | undefined {
+/**
+ * The change events of many activity logs at once (a batch of an import, creates written together), as `changeEvents`
+ * gives them one by one; `also`: further event types carrying each one's data.
+ */
+export function batchEvents(logs: ActivityLog[], also: string[] = []): SQL | undefined {
   const events = logs.flatMap((log) => {
     const type = eventOf(log.resource, log.action);
     if (!type) return [];
     const changes = log.changes as { before: Record<string, unknown>; after: Record<string, unknown> };
     const data = { id: log.resource_id, resource: log.resource, ...(log.action !== 'create' ? { before: changes.before } : {}), ...(log.action !== 'delete' ? { after: changes.after } : {}) };
     const at = log.created_at.toISOString();
-    return [{ type, payload: { type, timestamp: at, data }, at }];
+    return [type, ...also].map((each) => ({ type: each, payload: { type: each, timestamp: at, data }, at }));
   });
   if (!events.length) return undefined;
   return sql`select type, payload, at from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as e(type text, payload jsonb, at timestamptz)`;

@@ -9,7 +9,7 @@ import { detachLead } from './lead-links.js';
 import { noticeAssignment } from './notices.js';
 import { requireAssignee, UserRef, withLowerEmail } from './shared.js';
 import { leadResource } from './lead-resource.js';
-import { hasRules, recordAssignment, routeLead } from './lead-flow/routing.js';
+import { ANY_RULE, recordAssignment, routeLead } from './lead-flow/routing.js';
 import { stopRunsOfLead } from './lead-flow/running-plans.js';
 import { leadChanged } from './lead-flow/lead-changes.js';
 
@@ -58,8 +58,9 @@ export default async function leadRoutes(app: App) {
         return { ...withLowerEmail(body), created_by: actor.userId };
       },
       // A lead sent without an assignee is routed by the lead-flow rules (channel `api`) in its creation's transaction;
-      // with no rules (lead flow off) and no assignee, it is the plain one-statement create.
-      needsInsert: async (values) => !!values.assigned_to || (await hasRules(db)),
+      // with no rules (lead flow off) and no assignee, it is the plain one-statement create, which checks for rules itself.
+      needsInsert: (values) => !!values.assigned_to,
+      insertWhen: ANY_RULE,
       insert: async (work, values) => {
         const row = await work.create(leadResource, values);
         if (row.assigned_to) await recordAssignment(work, { lead: row, previous: null, how: 'manual', rule: null, channel: 'api' });

@@ -68,6 +68,8 @@ async function matchingRules(db: Executor, lead: LeadRow, channel: LeadChannel):
 }
 
 /** Whether any rule exists: with none, lead flow is off and leads arrive as they always did. */
+export const ANY_RULE = sql`exists (select 1 from ${leadFlowRules})`;
+
 export async function hasRules(db: Executor): Promise<boolean> {
   return (await db.select({ id: leadFlowRules.id }).from(leadFlowRules).limit(1)).length > 0;
 }
