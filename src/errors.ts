@@ -25,7 +25,8 @@ export const tooManyRequests = (retryAfterSeconds: number, reason = 'Rate limit 
     { 'retry-after': String(retryAfterSeconds) },
   );
 /** 503: a part of the service failed for a moment (the request itself is fine): trying again may succeed. */
-export const serviceUnavailable = (message: string) => new ApiError(503, { error: 'Service unavailable', message });
+export const serviceUnavailable = (message: string, retryAfterSeconds?: number) =>
+  new ApiError(503, { error: 'Service unavailable', message }, retryAfterSeconds ? { 'retry-after': String(retryAfterSeconds) } : {});
 export const internalError = () => new ApiError(500, { error: 'Internal server error', message: 'An unexpected error occurred' });
 
 /** The PostgreSQL error behind a failure: drivers throw it directly, drizzle wraps it (DrizzleQueryError.cause). */
@@ -34,6 +35,21 @@ export function databaseError(err: unknown): { code: string } | undefined {
     if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e as { code: string };
   }
   return undefined;
+}
+
+/**
+ * Whether `err` says the database could not be reached or had no room for the request (no pooled connection free in
+ * time, the connection lost, the server refusing connections or shutting down), not that the request was wrong:
+ * trying again shortly may succeed.
+ */
+export function databaseUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    // Class 08: connection exceptions; 53300 too many connections; 57P01–57P03: shut down, crashed, starting up.
+    if (/^08...$|^53300$|^57P0[123]$|^ECONNREFUSED$|^ECONNRESET$|^ETIMEDOUT$|^EPIPE$/.test(code)) return true;
+    if (typeof e.message === 'string' && /^(timeout exceeded when trying to connect|Connection terminated)/.test(e.message)) return true;
+  }
+  return false;
 }
 
 export const PG_UNIQUE_VIOLATION = '23505';

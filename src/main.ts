@@ -23,6 +23,9 @@ async function main() {
   await database.migrate();
   const app = await buildApp({ config, database });
   database.onError = (err) => app.log.error({ err }, 'database connection error');
+  // A promise some library dropped (pg-boss records a job's completion without awaiting it, so a database timeout
+  // there rejected with nobody listening) is logged: by default Node would end the process, and every request with it.
+  process.on('unhandledRejection', (reason) => app.log.error({ err: reason }, 'unhandled promise rejection; the service keeps running'));
   const rotation = await applySecretRotation(database, config);
   if (rotation.sessions || rotation.apiTokens) app.log.warn({ sessions: rotation.sessions, apiTokens: rotation.apiTokens }, 'AUTH_SECRET changed: all sessions ended and all API tokens revoked');
   if (rotation.twoFactorReencrypted) app.log.info({ count: rotation.twoFactorReencrypted }, 'two-factor secrets re-encrypted with the new AUTH_SECRET');

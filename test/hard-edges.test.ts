@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { ConfigError } from '../src/config.js';
 import { markdownRendering, markdownThread } from '../src/mail/markdown.js';
-import { as, createTestApp, createUser, none, resolvedOpenapi, type TestContext, testConfig } from './helpers.js';
+import { as, createTestApp, createUser, none, PATIENCE_MS, resolvedOpenapi, serverUrl, type TestContext, testConfig, waitFor } from './helpers.js';
 import { make } from './factories.js';
 
 // CONTRACT §13, "Hard edges": each rule here through HTTP (or start-up, for configuration).
@@ -383,4 +383,19 @@ describe('found by the fuzz test', () => {
     expect(early.statusCode, early.body).toBe(400);
     expect(early.json()).toEqual(validationError('from'));
   });
+});
+
+describe.skipIf(!serverUrl)('a database with no room (PostgreSQL)', () => {
+  test('no pooled connection free within its wait: 503 with Retry-After, a message to try again, and the next request served', async () => {
+    const max = ctx.database.pool!().max;
+    // Every pooled connection busy for longer than a request waits for one (5 s).
+    const busy = Array.from({ length: max }, () => ctx.database.execute('select pg_sleep(7)'));
+    await waitFor(() => ctx.database.pool!().idle === 0 && ctx.database.pool!().total === max, PATIENCE_MS, 'the pool to be taken');
+    const res = await as(ctx, staff).get('/api/crm/leads?q=no-room');
+    expect(res.statusCode, res.body).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.json()).toEqual({ error: 'Service unavailable', message: 'The database is busy or cannot be reached right now; try again in a few seconds' });
+    await Promise.all(busy);
+    expect((await as(ctx, staff).get('/api/crm/leads?q=no-room')).statusCode).toBe(200);
+  }, 60_000);
 });

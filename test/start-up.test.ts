@@ -167,6 +167,21 @@ test('the service starts, restarts on the same data (migrations are a no-op, dat
   // Three starts of the service, each migrating or opening its database: a guard against a hang, not a speed check.
 }, 240_000);
 
+test('a promise rejected with nobody listening (as a library may drop one) is logged, and the service keeps answering', async () => {
+  const port = await freePort();
+  // Loaded before the service: once the service answers, one is made that nobody handles.
+  const stray = `let wait = setInterval(() => fetch('http://127.0.0.1:${port}/api/health').then((res) => { if (res.ok && wait) { clearInterval(wait); wait = 0; Promise.reject(new Error('a stray rejection')); } }, () => {}), 100);`;
+  const service = await startService({
+    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir(), AUTH_SECRET: SECRET, BCRYPT_COST: '4',
+    NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(stray)}`,
+  });
+  await waitForOutput(service, /a stray rejection/);
+  expect(service.output()).toMatch(/unhandled promise rejection; the service keeps running/);
+  const health = await waitForHealth(service, port);
+  expect(await health.json()).toEqual({ status: 'ok' });
+  expect(await stopService(service), service.output()).toBe(0);
+}, 180_000);
+
 test('a .env file in the working directory is read by the real start-up', async () => {
   const cwd = tempDir();
   writeFileSync(join(cwd, '.env'), 'PORT=not-a-port\n');

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, conflict, databaseError, internalError, payloadTooLarge, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, tooManyRequests, unsupportedMediaType, validationError } from '../errors.js';
+import { ApiError, conflict, databaseError, databaseUnavailable, internalError, payloadTooLarge, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, serviceUnavailable, tooManyRequests, unsupportedMediaType, validationError } from '../errors.js';
 
 type AjvError = { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> };
 
@@ -84,6 +84,9 @@ export function registerErrorHandling(app: FastifyInstance) {
       http = conflict('A record with the same unique value already exists');
     } else if (databaseError(err)?.code === PG_FOREIGN_KEY_VIOLATION) {
       http = conflict('The record is referenced by other records or references a missing one');
+    } else if (databaseUnavailable(err)) {
+      request.log.error({ err }, 'database unavailable');
+      http = serviceUnavailable('The database is busy or cannot be reached right now; try again in a few seconds', 5);
     } else if (err.statusCode === 429) {
       http = tooManyRequests(60);
     } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
