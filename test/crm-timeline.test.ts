@@ -130,6 +130,12 @@ describe('a lead\'s timeline', () => {
     // A change of another lead's activities leaves the page kept.
     await ok(as(ctx, agent).post(`/api/crm/leads/${other.id}/activities`, { kind: 'note', body: 'elsewhere' }), 201);
     expect(await pageReads(() => timeline(lead.id))).toBe(0);
+    // Twenty requests at once for a page not kept read it once; those who came while it was read take it kept.
+    const fresh = await make.lead(ctx, { email: `burst-${uuidv7()}@example.com` }, agent);
+    const burst: Timeline[] = [];
+    expect(await pageReads(async () => burst.push(...await Promise.all(Array.from({ length: 20 }, () => timeline(fresh.id)))))).toBe(1);
+    expect(new Set(burst.map((t) => JSON.stringify(t))).size).toBe(1);
+    expect(burst[0].data.map((e) => e.type)).toEqual(['lead_created']);
     // Twenty requests for the kept page at once share its checks (the change log read, `exists`).
     const checks = await countQueries(ctx.database, /pg_visible_in_snapshot/, () => Promise.all(Array.from({ length: 20 }, () => timeline(lead.id))));
     expect(checks).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import type { App } from '../../types.js';
 import { recordScope } from '../../auth/guard.js';
 import { several } from '../../data/filters.js';
 import { findOne } from '../../data/list.js';
+import { SharedReads } from '../../data/shared-reads.js';
 import { ACTIVITY_KINDS, CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '../../db/schema/index.js';
 import { named } from '../../http/openapi.js';
 import { errorResponses, IdParams, Nullable, Pagination, Strict, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
@@ -176,6 +177,7 @@ async function timelinePage(app: App, lead: Lead, query: { page?: number; limit?
 export default async function timelineRoutes(app: App) {
   const { db } = app.database;
   const keptTimelines = new KeptTimelines<typeof TimelinePage.static>(db);
+  const pageReads = new SharedReads<typeof TimelinePage.static>();
   app.get('/api/crm/leads/:id/timeline', {
     schema: {
       operationId: 'getLeadTimeline',
@@ -196,10 +198,17 @@ export default async function timelineRoutes(app: App) {
       query.page ?? 1, query.limit ?? 20, query.type ?? null]);
     const kept = await keptTimelines.get(key, request.params.id);
     if (kept) return kept;
-    const lead = await findOne<Lead>(db, leadResource, request.params.id, leadSeen);
-    const { snapshot, body } = await timelinePage(app, lead, query,
-      { reservations: reservationsSeen.scope?.sql, inquiries: inquiriesSeen.scope?.sql, tasks: tasksSeen.scope?.sql });
-    keptTimelines.keep(key, snapshot, body);
-    return body;
+    // Requests for a page not kept share its reading: a burst of callers opening one lead (fifty at once after a
+    // start, each with the page's eleven sources) read it once, not once each; those who came while it was read
+    // take it kept, if nothing changed meanwhile.
+    return pageReads.read(key, async () => {
+      const keptSince = await keptTimelines.get(key, request.params.id);
+      if (keptSince) return keptSince;
+      const lead = await findOne<Lead>(db, leadResource, request.params.id, leadSeen);
+      const { snapshot, body } = await timelinePage(app, lead, query,
+        { reservations: reservationsSeen.scope?.sql, inquiries: inquiriesSeen.scope?.sql, tasks: tasksSeen.scope?.sql });
+      keptTimelines.keep(key, snapshot, body);
+      return body;
+    });
   });
 }
